@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's one shared state: tokens, keys and findings, and the events when any of them
+ * changes. Watchers (pcsc-watch, udev-watch, keyring) write into it; expiry and audit derive
+ * levels and findings from it; the server reads it and subscribes to its events. Nothing here
+ * calls a watcher or the server.
+ *
+ * Does not: talk to any device, parse any input, or keep time (the caller passes `now`).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+enum model_event_type {
+	MODEL_TOKEN_ADDED,
+	MODEL_TOKEN_CHANGED,
+	MODEL_TOKEN_REMOVED,
+	MODEL_KEY_ADDED,
+	MODEL_KEY_CHANGED,
+	MODEL_KEY_REMOVED,
+	MODEL_LEVEL_CHANGED, /* a subkey's expiry level moved; key and subkey are set */
+	MODEL_FINDING_RAISED,
+	MODEL_FINDING_CLEARED,
+	MODEL_DAEMON_CHANGED, /* daemon_info changed (pcsc availability, keyring staleness) */
+	MODEL_EVENT_MAX,
+};
+
+struct model_event {
+	enum model_event_type type;
+	const struct token *token;     /* TOKEN_*; for REMOVED the last state */
+	const struct key *key;         /* KEY_*, LEVEL_CHANGED */
+	const struct subkey *subkey;   /* LEVEL_CHANGED */
+	enum level old_level;          /* LEVEL_CHANGED */
+	const struct finding *finding; /* FINDING_* */
+};
+
+struct model;
+
+typedef void (*model_event_fn)(struct model *m, const struct model_event *ev, void *userdata);
+
+int model_new(struct model **ret);
+struct model *model_free(struct model *m);
+static inline void model_freep(struct model **m)
+{
+	if (*m)
+		model_free(*m);
+}
+
+const char *model_event_type_to_string(enum model_event_type t);
+
+/* One subscriber list; events are delivered synchronously, in order. */
+int model_subscribe(struct model *m, model_event_fn fn, void *userdata);
+void model_unsubscribe(struct model *m, model_event_fn fn, void *userdata);
+
+/* Adds or replaces the token with t->id; emits ADDED or CHANGED (nothing if equal). */
+int model_token_put(struct model *m, const struct token *t);
+/* Removes the token; emits REMOVED. -ENOENT if unknown. */
+int model_token_remove(struct model *m, const char *id);
+const struct token *model_token_get(const struct model *m, const char *id);
+size_t model_tokens(const struct model *m, const struct token **ret);
+
+/* Replaces the whole key list (one keyring refresh); emits ADDED/CHANGED/REMOVED per key.
+ * Takes ownership of keys[i].subkeys on success and failure alike. */
+int model_keys_replace(struct model *m, struct key *keys, size_t n);
+size_t model_keys(const struct model *m, const struct key **ret);
+/* For expiry/audit's derived fields (level, token_id): a mutable view. Call model_keys_commit()
+ * after changing, which emits KEY_CHANGED/LEVEL_CHANGED for what changed since the last commit. */
+size_t model_keys_mutable(struct model *m, struct key **ret);
+int model_keys_commit(struct model *m);
+
+/* Replaces the findings (one audit pass); emits RAISED/CLEARED by (rule, key, subkey, token). */
+int model_findings_replace(struct model *m, const struct finding *f, size_t n);
+size_t model_findings(const struct model *m, const struct finding **ret);
+
+const struct daemon_info *model_daemon_info(const struct model *m);
+/* Changes daemon info through a callback-free copy: emits DAEMON_CHANGED when different. */
+int model_daemon_info_put(struct model *m, const struct daemon_info *info);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Names of the model's enums as they appear on the wire, and the deep copy of a key.
+ * Does not: parse or print JSON.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "types.h"
+
+static const char *const token_kind_names[TOKEN_KIND_MAX] = {
+	[TOKEN_KIND_UNKNOWN] = "unknown",
+	[TOKEN_KIND_YUBIKEY] = "yubikey",
+	[TOKEN_KIND_NITROKEY] = "nitrokey",
+	[TOKEN_KIND_OPENPGP_CARD] = "openpgp-card",
+};
+
+static const char *const read_path_names[READ_PATH_MAX] = {
+	[READ_PATH_NONE] = "none",
+	[READ_PATH_PCSC] = "pcsc",
+	[READ_PATH_SCDAEMON] = "scdaemon",
+};
+
+static const char *const key_slot_names[SLOT_MAX] = {
+	[SLOT_SIGN] = "sign",
+	[SLOT_ENCRYPT] = "encrypt",
+	[SLOT_AUTH] = "authenticate",
+};
+
+static const char *const touch_policy_names[TOUCH_MAX] = {
+	[TOUCH_UNKNOWN] = "unknown",   [TOUCH_OFF] = "off",
+	[TOUCH_ON] = "on",             [TOUCH_FIXED] = "fixed",
+	[TOUCH_CACHED] = "cached",     [TOUCH_CACHED_FIXED] = "cached-fixed",
+};
+
+static const char *const level_names[LEVEL_MAX] = {
+	[LEVEL_OK] = "ok",
+	[LEVEL_NOTICE] = "notice",
+	[LEVEL_WARNING] = "warning",
+	[LEVEL_CRITICAL] = "critical",
+	[LEVEL_EXPIRED] = "expired",
+};
+
+static const char *const secret_location_names[SECRET_MAX] = {
+	[SECRET_NONE] = "none",
+	[SECRET_DISK] = "disk",
+	[SECRET_CARD] = "card",
+};
+
+static const char *lookup(const char *const *names, size_t n, unsigned v)
+{
+	return v < n ? names[v] : NULL;
+}
+
+static int rlookup(const char *const *names, size_t n, const char *s)
+{
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && strcmp(names[i], s) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+#define DEFINE_ENUM_STRINGS(type, names, max)                                                      \
+	const char *type##_to_string(enum type v)                                                  \
+	{                                                                                          \
+		return lookup(names, max, (unsigned)v);                                            \
+	}                                                                                          \
+	int type##_from_string(const char *s)                                                      \
+	{                                                                                          \
+		return rlookup(names, max, s);                                                     \
+	}
+
+DEFINE_ENUM_STRINGS(token_kind, token_kind_names, TOKEN_KIND_MAX)
+DEFINE_ENUM_STRINGS(read_path, read_path_names, READ_PATH_MAX)
+DEFINE_ENUM_STRINGS(key_slot, key_slot_names, SLOT_MAX)
+DEFINE_ENUM_STRINGS(touch_policy, touch_policy_names, TOUCH_MAX)
+DEFINE_ENUM_STRINGS(level, level_names, LEVEL_MAX)
+DEFINE_ENUM_STRINGS(secret_location, secret_location_names, SECRET_MAX)
+
+int key_copy(const struct key *src, struct key *ret)
+{
+	struct key k;
+
+	/* memcpy, not assignment: padding must be copied too, as key_equal compares bytes */
+	memcpy(&k, src, sizeof(k));
+	k.subkeys = NULL;
+	if (src->n_subkeys > 0) {
+		k.subkeys = calloc(src->n_subkeys, sizeof(struct subkey));
+		if (!k.subkeys)
+			return -ENOMEM;
+		memcpy(k.subkeys, src->subkeys, src->n_subkeys * sizeof(struct subkey));
+	}
+	memcpy(ret, &k, sizeof(k));
+	return 0;
+}
+
+void key_done(struct key *k)
+{
+	free(k->subkeys);
+	k->subkeys = NULL;
+	k->n_subkeys = 0;
+}
+
+bool key_equal(const struct key *a, const struct key *b)
+{
+	struct key x, y;
+
+	if (a->n_subkeys != b->n_subkeys)
+		return false;
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	x.subkeys = y.subkeys = NULL;
+	if (memcmp(&x, &y, sizeof(x)) != 0)
+		return false;
+	return a->n_subkeys == 0 ||
+	       memcmp(a->subkeys, b->subkeys, a->n_subkeys * sizeof(struct subkey)) == 0;
+}

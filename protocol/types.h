@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The data model that crosses the wire: tokens, keys, findings and the daemon's own state. The
+ * daemon's model holds these structs and the clients decode into them, so that both sides share
+ * one definition (io.keyctl.varlink is its textual twin). Plain data only: fixed-size strings,
+ * so a struct can be copied and compared with memcpy/memcmp; the one variable part (a key's
+ * subkeys) is a counted array owned by the key. Every instance starts zeroed (calloc or memset)
+ * and is copied with memcpy, so that padding and the bytes after a string's NUL compare equal.
+ *
+ * Does not: know JSON (codec.c), sockets (varlink.c) or any device.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+enum token_kind {
+	TOKEN_KIND_UNKNOWN,
+	TOKEN_KIND_YUBIKEY,
+	TOKEN_KIND_NITROKEY,
+	TOKEN_KIND_OPENPGP_CARD,
+	TOKEN_KIND_MAX,
+};
+
+/* How the OpenPGP data of a token was obtained. */
+enum read_path {
+	READ_PATH_NONE,
+	READ_PATH_PCSC,     /* our own shared-mode read */
+	READ_PATH_SCDAEMON, /* asked scdaemon through gpg-agent, the card being held exclusively */
+	READ_PATH_MAX,
+};
+
+/* OpenPGP card key slots, in the card's order (OpenPGP card 3.4, 4.4.3.7). */
+enum key_slot {
+	SLOT_SIGN,
+	SLOT_ENCRYPT,
+	SLOT_AUTH,
+	SLOT_MAX,
+};
+
+/* User interaction flag (touch policy), OpenPGP card 3.4, 4.4.3.6 (DO D6-D8). */
+enum touch_policy {
+	TOUCH_UNKNOWN, /* DO absent: the card has no button */
+	TOUCH_OFF,
+	TOUCH_ON,
+	TOUCH_FIXED,
+	TOUCH_CACHED,
+	TOUCH_CACHED_FIXED,
+	TOUCH_MAX,
+};
+
+/* Ordered: a higher level is worse, so levels compare with < and max(). */
+enum level {
+	LEVEL_OK,
+	LEVEL_NOTICE,
+	LEVEL_WARNING,
+	LEVEL_CRITICAL,
+	LEVEL_EXPIRED,
+	LEVEL_MAX,
+};
+
+/* Where the secret part of a (sub)key lives, as far as this machine can tell. */
+enum secret_location {
+	SECRET_NONE, /* public only, or `sec#`/`ssb#`: the secret is elsewhere */
+	SECRET_DISK, /* a real secret key in private-keys-v1.d */
+	SECRET_CARD, /* a stub that points at a card serial */
+	SECRET_MAX,
+};
+
+#define CAP_SIGN 0x1u
+#define CAP_ENCRYPT 0x2u
+#define CAP_AUTH 0x4u
+#define CAP_CERTIFY 0x8u
+
+#define USB_IFACE_OTP 0x1u
+#define USB_IFACE_FIDO 0x2u
+#define USB_IFACE_CCID 0x4u
+
+/* Hex fingerprint: 40 digits for v4 keys, 64 for v5; plus NUL. */
+#define FPR_HEX_MAX 65
+#define TOKEN_ID_MAX 64
+#define SERIAL_MAX 33
+#define READER_NAME_MAX 128 /* pcsc-lite's MAX_READERNAME */
+#define ERROR_TEXT_MAX 160
+#define UID_MAX 256
+#define URL_MAX 256
+#define CARDHOLDER_MAX 64
+#define ALGO_NAME_MAX 24
+#define SUBKEYS_MAX 64
+#define FINDING_TEXT_MAX 512
+#define RULE_ID_MAX 40
+#define TOKENS_MAX 64
+#define KEYS_MAX 4096
+#define FINDINGS_MAX 1024
+
+struct card_slot {
+	char fingerprint[FPR_HEX_MAX]; /* upper-case hex; "" when the slot is empty */
+	int64_t created;               /* epoch seconds; 0 when unset */
+	char algorithm[ALGO_NAME_MAX]; /* "rsa2048", "ed25519", "cv25519", "nistp256", ... */
+	enum touch_policy touch;
+};
+
+struct openpgp_card {
+	char aid[33];            /* the full application identifier, hex */
+	char version[8];         /* spec version, "3.4" */
+	uint16_t manufacturer_id;
+	char manufacturer[32];   /* "Yubico", "Nitrokey", ... */
+	char serial[SERIAL_MAX]; /* 8 hex digits, as GnuPG prints them */
+	char firmware[16];       /* Yubico's GET VERSION, "5.4.3"; "" elsewhere */
+	struct card_slot slots[SLOT_MAX];
+	uint32_t signature_counter;
+	uint8_t pin_retries[3];  /* PW1, RC, PW3 */
+	char url[URL_MAX];
+	char cardholder[CARDHOLDER_MAX];
+};
+
+struct token {
+	char id[TOKEN_ID_MAX]; /* stable: "yubikey-12345678", "openpgp-000F0A1B2C3D", ... */
+	enum token_kind kind;
+	char model[64];        /* "YubiKey 5 NFC" */
+	char serial[SERIAL_MAX]; /* the device's serial as its maker prints it */
+	char firmware[16];
+	unsigned usb_interfaces; /* USB_IFACE_* */
+	uint16_t usb_vendor, usb_product;
+	char reader[READER_NAME_MAX]; /* PC/SC reader; "" when none */
+	bool present;
+	int64_t first_seen, last_seen; /* epoch seconds */
+	bool has_openpgp;
+	struct openpgp_card openpgp;
+	enum read_path read_path;
+	bool counter_went_down; /* signature counter lower than last seen for this serial */
+	char error[ERROR_TEXT_MAX]; /* why the token could not be read fully; "" when fine */
+};
+
+struct subkey {
+	char fingerprint[FPR_HEX_MAX];
+	char keygrip[41];
+	char algorithm[ALGO_NAME_MAX];
+	unsigned capabilities; /* CAP_* */
+	bool is_primary;
+	int64_t created;
+	int64_t expires; /* 0: never */
+	bool revoked, expired, disabled;
+	enum secret_location secret;
+	char card_serial[SERIAL_MAX]; /* the stub's card serial when secret == SECRET_CARD */
+	char token_id[TOKEN_ID_MAX];  /* the token that holds it; "" when none is known */
+	enum level level;
+};
+
+struct key {
+	char fingerprint[FPR_HEX_MAX]; /* the primary key's */
+	char uid[UID_MAX];             /* primary user id */
+	bool revoked, expired, disabled;
+	bool has_secret; /* any secret part here: on disk, on a card, or `sec#` with secret subkeys */
+	bool tracked;    /* named in the configuration */
+	enum level level; /* worst level of its usable subkeys */
+	size_t n_subkeys;
+	struct subkey *subkeys; /* subkeys[0] is the primary key */
+};
+
+struct finding {
+	char rule[RULE_ID_MAX]; /* stable rule id, "subkey-expiring" */
+	enum level level;
+	char message[FINDING_TEXT_MAX];
+	char key[FPR_HEX_MAX];     /* the key it names; "" when none */
+	char subkey[FPR_HEX_MAX];  /* the subkey it names; "" when none */
+	char token[TOKEN_ID_MAX];  /* the token it names; "" when none */
+	char hint[FINDING_TEXT_MAX]; /* what to do: a command line or a sentence; "" when none */
+};
+
+struct daemon_info {
+	char version[32];
+	int64_t started; /* epoch seconds */
+	int64_t now;
+	bool pcsc_available;
+	char gnupghome[256];
+	bool keyring_stale;
+	char keyring_error[ERROR_TEXT_MAX];
+	int64_t keyring_refreshed; /* epoch seconds of the last good listing; 0 never */
+	int64_t next_deadline;     /* next threshold crossing; 0 none */
+};
+
+const char *token_kind_to_string(enum token_kind k);
+int token_kind_from_string(const char *s); /* enum value or -EINVAL */
+const char *read_path_to_string(enum read_path p);
+int read_path_from_string(const char *s);
+const char *key_slot_to_string(enum key_slot s);
+int key_slot_from_string(const char *s);
+const char *touch_policy_to_string(enum touch_policy t);
+int touch_policy_from_string(const char *s);
+const char *level_to_string(enum level l);
+int level_from_string(const char *s);
+const char *secret_location_to_string(enum secret_location s);
+int secret_location_from_string(const char *s);
+
+/* Deep copy of a key (its subkeys array). Returns 0 or -ENOMEM. */
+int key_copy(const struct key *src, struct key *ret);
+/* Frees what a key owns, not the key itself. */
+void key_done(struct key *k);
+bool key_equal(const struct key *a, const struct key *b);
