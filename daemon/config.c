@@ -111,7 +111,8 @@ static int parse_thresholds(struct parse_ctx *x, const char *v)
 			return 0;
 		}
 		if (parse_uint(t, 1, 3650, &d) < 0) {
-			fail(x, "[expiry] thresholds: '%s' is not a number of days from 1 to 3650", t);
+			fail(x, "[expiry] thresholds: '%s' is not a number of days from 1 to 3650",
+			     t);
 			return 0;
 		}
 		if (n > 0 && d >= x->c->thresholds[n - 1]) {
@@ -169,7 +170,7 @@ static const struct uint_key uint_keys[] = {
 };
 
 static int path_value(struct parse_ctx *x, const char *section, const char *name, const char *v,
-		      char *dst, size_t size)
+                      char *dst, size_t size)
 {
 	if (*v && *v != '/') {
 		fail(x, "[%s] %s: '%s' is not an absolute path", section, name, v);
@@ -209,8 +210,10 @@ static int handler(void *user, const char *section, const char *name, const char
 		int l = log_level_from_string(value);
 
 		if (l < 0) {
-			fail(x, "[daemon] log-level: '%s' is not one of err, warning, notice, info, "
-				"debug", value);
+			fail(x,
+			     "[daemon] log-level: '%s' is not one of err, warning, notice, info, "
+			     "debug",
+			     value);
 			return 0;
 		}
 		c->log_level = l;
@@ -223,7 +226,8 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (streq(section, "expiry") && streq(name, "thresholds"))
 		return parse_thresholds(x, value);
 	if (streq(section, "notify") && streq(name, "renewal-url")) {
-		if (*value && strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0) {
+		if (*value && strncmp(value, "https://", 8) != 0 &&
+		    strncmp(value, "http://", 7) != 0) {
 			fail(x, "[notify] renewal-url: '%s' is not an http(s) URL", value);
 			return 0;
 		}
@@ -236,8 +240,8 @@ static int handler(void *user, const char *section, const char *name, const char
 
 	if (c->n_warnings < CONFIG_WARNINGS_MAX)
 		snprintf(c->warnings[c->n_warnings++], sizeof(c->warnings[0]),
-			 "%s:%u: unknown key [%s] %s, ignoring", x->filename, x->line, section,
-			 name);
+		         "%s:%u: unknown key [%s] %s, ignoring", x->filename, x->line, section,
+		         name);
 	return 1;
 }
 
@@ -259,11 +263,15 @@ void config_init(struct config *c)
 }
 
 int config_parse(const uint8_t *p, size_t n, const char *filename, struct config *c, char *err,
-		 size_t errsize)
+                 size_t errsize)
 {
 	struct parse_ctx x = {
-		.p = (const char *)p, .n = n, .c = c, .filename = filename,
-		.err = err, .errsize = errsize,
+		.p = (const char *)p,
+		.n = n,
+		.c = c,
+		.filename = filename,
+		.err = err,
+		.errsize = errsize,
 	};
 	int r;
 
@@ -284,12 +292,12 @@ int config_parse(const uint8_t *p, size_t n, const char *filename, struct config
 		return strstr(err, "longer than") ? -EBADMSG : -EINVAL;
 	if (r != 0) {
 		snprintf(err, errsize, "%s:%d: syntax error (expected [section] or key = value)",
-			 filename, r);
+		         filename, r);
 		return -EINVAL;
 	}
 	if (c->critical_days > c->warning_days) {
 		snprintf(err, errsize, "%s: [expiry] critical-days (%u) is above warning-days (%u)",
-			 filename, c->critical_days, c->warning_days);
+		         filename, c->critical_days, c->warning_days);
 		return -EINVAL;
 	}
 	return 0;

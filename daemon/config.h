@@ -23,7 +23,7 @@ struct config {
 	char socket_path[PATH_MAX]; /* "" means $XDG_RUNTIME_DIR/keyctl/socket */
 	unsigned max_clients;
 	unsigned client_queue_kib; /* output queue bound per client */
-	int log_level;             /* LOG_ERR .. LOG_DEBUG */
+	int log_level; /* LOG_ERR .. LOG_DEBUG */
 
 	/* [keyring] */
 	char gnupghome[PATH_MAX]; /* "" means $GNUPGHOME or ~/.gnupg */
@@ -33,7 +33,7 @@ struct config {
 	/* [expiry] thresholds in days, strictly descending */
 	unsigned n_thresholds;
 	unsigned thresholds[CONFIG_THRESHOLDS_MAX];
-	unsigned warning_days;  /* at or below: level warning */
+	unsigned warning_days; /* at or below: level warning */
 	unsigned critical_days; /* at or below: level critical */
 	unsigned max_validity_days;
 
@@ -55,7 +55,7 @@ void config_init(struct config *c);
  * (bad value, syntax) or -EBADMSG (NUL byte, overlong line), with "FILE:LINE: [section] key:
  * reason" in err, and leaves *c unspecified. */
 int config_parse(const uint8_t *p, size_t n, const char *filename, struct config *c, char *err,
-		 size_t errsize);
+                 size_t errsize);
 
 /* Reads and parses path into *ret (defaults first). A missing file is fine when missing_ok:
  * defaults then. -EFBIG over CONFIG_FILE_MAX; -errno when unreadable; err says which. */

@@ -53,7 +53,7 @@ int log_get_max_level(void)
 int log_level_from_string(const char *s)
 {
 	static const char *const names[] = {
-		[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+		[LOG_ERR] = "err",   [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
 		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 	};
 

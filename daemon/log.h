@@ -28,7 +28,7 @@ int log_internal(int prio, int error, const char *fmt, ...) _printf_(3, 4);
 /* Logs MESSAGE plus MESSAGE_ID and extra "KEY=value" fields (NULL-terminated array); stderr
  * gets the message with the fields appended. */
 void log_struct(int prio, const char *message_id, const char *const *fields, const char *fmt, ...)
-	_printf_(4, 5);
+        _printf_(4, 5);
 
 #define log_full_errno(prio, error, ...) log_internal(prio, error, __VA_ARGS__)
 #define log_debug(...) ((void)log_internal(LOG_DEBUG, 0, __VA_ARGS__))

@@ -38,14 +38,13 @@ static void help(void)
 static int parse_argv(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_LOG_LEVEL };
-	static const struct option options[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, ARG_VERSION },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
-		{}
-	};
+	static const struct option options[] = { { "help", no_argument, NULL, 'h' },
+		                                 { "version", no_argument, NULL, ARG_VERSION },
+		                                 { "foreground", no_argument, NULL, 'f' },
+		                                 { "config", required_argument, NULL, 'c' },
+		                                 { "log-level", required_argument, NULL,
+		                                   ARG_LOG_LEVEL },
+		                                 {} };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "hfc:", options, NULL)) >= 0) {
@@ -68,8 +67,10 @@ static int parse_argv(int argc, char **argv)
 		case ARG_LOG_LEVEL:
 			arg_log_level = log_level_from_string(optarg);
 			if (arg_log_level < 0) {
-				fprintf(stderr, "keyctld: --log-level: '%s' is not one of err, "
-						"warning, notice, info, debug\n", optarg);
+				fprintf(stderr,
+				        "keyctld: --log-level: '%s' is not one of err, "
+				        "warning, notice, info, debug\n",
+				        optarg);
 				return -EINVAL;
 			}
 			break;

@@ -31,10 +31,10 @@ enum model_event_type {
 
 struct model_event {
 	enum model_event_type type;
-	const struct token *token;     /* TOKEN_*; for REMOVED the last state */
-	const struct key *key;         /* KEY_*, LEVEL_CHANGED */
-	const struct subkey *subkey;   /* LEVEL_CHANGED */
-	enum level old_level;          /* LEVEL_CHANGED */
+	const struct token *token; /* TOKEN_*; for REMOVED the last state */
+	const struct key *key; /* KEY_*, LEVEL_CHANGED */
+	const struct subkey *subkey; /* LEVEL_CHANGED */
+	enum level old_level; /* LEVEL_CHANGED */
 	const struct finding *finding; /* FINDING_* */
 };
 
@@ -56,6 +56,24 @@ const char *model_event_type_to_string(enum model_event_type t);
 int model_subscribe(struct model *m, model_event_fn fn, void *userdata);
 void model_unsubscribe(struct model *m, model_event_fn fn, void *userdata);
 
+/*
+ * Sightings: each source reports what it sees under its own handle (PC/SC: the reader name; udev:
+ * the device's syspath) and the model merges sightings of one physical token into one struct
+ * token: same kind and serial, or, when one side has no serial yet, the only unmatched pair of
+ * that kind. USB sightings fill kind, model, serial, firmware, usb_*; PC/SC sightings fill reader,
+ * OpenPGP data, read_path, error (and kind/serial from the card). The model sets id, present,
+ * first_seen, last_seen and counter_went_down. A token no source sees is kept as not present.
+ */
+enum sighting_source {
+	SIGHTING_USB,
+	SIGHTING_PCSC,
+	SIGHTING_MAX,
+};
+int model_sighting_put(struct model *m, enum sighting_source src, const char *handle,
+                       const struct token *t, int64_t now);
+int model_sighting_remove(struct model *m, enum sighting_source src, const char *handle,
+                          int64_t now);
+
 /* Adds or replaces the token with t->id; emits ADDED or CHANGED (nothing if equal). */
 int model_token_put(struct model *m, const struct token *t);
 /* Removes the token; emits REMOVED. -ENOENT if unknown. */
@@ -67,12 +85,21 @@ size_t model_tokens(const struct model *m, const struct token **ret);
  * Takes ownership of keys[i].subkeys on success and failure alike. */
 int model_keys_replace(struct model *m, struct key *keys, size_t n);
 size_t model_keys(const struct model *m, const struct key **ret);
-/* For expiry/audit's derived fields (level, token_id): a mutable view. Call model_keys_commit()
- * after changing, which emits KEY_CHANGED/LEVEL_CHANGED for what changed since the last commit. */
+/*
+ * Derived fields (a subkey's level and token_id, the findings) are computed by a deriver the
+ * daemon installs (expiry + match + audit). model_update() runs it and then emits what changed
+ * since the last update: KEY_ADDED/CHANGED/REMOVED, LEVEL_CHANGED, FINDING_RAISED/CLEARED.
+ * Sightings and key replacement call model_update() themselves; the expiry timer calls it when a
+ * threshold is crossed.
+ */
+typedef int (*model_derive_fn)(struct model *m, void *userdata);
+void model_set_deriver(struct model *m, model_derive_fn fn, void *userdata);
+int model_update(struct model *m);
+/* For the deriver only: the keys to annotate in place. */
 size_t model_keys_mutable(struct model *m, struct key **ret);
-int model_keys_commit(struct model *m);
 
-/* Replaces the findings (one audit pass); emits RAISED/CLEARED by (rule, key, subkey, token). */
+/* Replaces the findings (one audit pass, from the deriver); RAISED/CLEARED are emitted by
+ * model_update(), by identity (rule, key, subkey, token). */
 int model_findings_replace(struct model *m, const struct finding *f, size_t n);
 size_t model_findings(const struct model *m, const struct finding **ret);
 

@@ -29,16 +29,14 @@ static const char *const key_slot_names[SLOT_MAX] = {
 };
 
 static const char *const touch_policy_names[TOUCH_MAX] = {
-	[TOUCH_UNKNOWN] = "unknown",   [TOUCH_OFF] = "off",
-	[TOUCH_ON] = "on",             [TOUCH_FIXED] = "fixed",
-	[TOUCH_CACHED] = "cached",     [TOUCH_CACHED_FIXED] = "cached-fixed",
+	[TOUCH_UNKNOWN] = "unknown", [TOUCH_OFF] = "off",
+	[TOUCH_ON] = "on",           [TOUCH_FIXED] = "fixed",
+	[TOUCH_CACHED] = "cached",   [TOUCH_CACHED_FIXED] = "cached-fixed",
 };
 
 static const char *const level_names[LEVEL_MAX] = {
-	[LEVEL_OK] = "ok",
-	[LEVEL_NOTICE] = "notice",
-	[LEVEL_WARNING] = "warning",
-	[LEVEL_CRITICAL] = "critical",
+	[LEVEL_OK] = "ok",           [LEVEL_NOTICE] = "notice",
+	[LEVEL_WARNING] = "warning", [LEVEL_CRITICAL] = "critical",
 	[LEVEL_EXPIRED] = "expired",
 };
 
@@ -63,14 +61,14 @@ static int rlookup(const char *const *names, size_t n, const char *s)
 	return -EINVAL;
 }
 
-#define DEFINE_ENUM_STRINGS(type, names, max)                                                      \
-	const char *type##_to_string(enum type v)                                                  \
-	{                                                                                          \
-		return lookup(names, max, (unsigned)v);                                            \
-	}                                                                                          \
-	int type##_from_string(const char *s)                                                      \
-	{                                                                                          \
-		return rlookup(names, max, s);                                                     \
+#define DEFINE_ENUM_STRINGS(type, names, max)           \
+	const char *type##_to_string(enum type v)       \
+	{                                               \
+		return lookup(names, max, (unsigned)v); \
+	}                                               \
+	int type##_from_string(const char *s)           \
+	{                                               \
+		return rlookup(names, max, s);          \
 	}
 
 DEFINE_ENUM_STRINGS(token_kind, token_kind_names, TOKEN_KIND_MAX)

@@ -28,7 +28,7 @@ enum token_kind {
 /* How the OpenPGP data of a token was obtained. */
 enum read_path {
 	READ_PATH_NONE,
-	READ_PATH_PCSC,     /* our own shared-mode read */
+	READ_PATH_PCSC, /* our own shared-mode read */
 	READ_PATH_SCDAEMON, /* asked scdaemon through gpg-agent, the card being held exclusively */
 	READ_PATH_MAX,
 };
@@ -98,21 +98,21 @@ enum secret_location {
 
 struct card_slot {
 	char fingerprint[FPR_HEX_MAX]; /* upper-case hex; "" when the slot is empty */
-	int64_t created;               /* epoch seconds; 0 when unset */
+	int64_t created; /* epoch seconds; 0 when unset */
 	char algorithm[ALGO_NAME_MAX]; /* "rsa2048", "ed25519", "cv25519", "nistp256", ... */
 	enum touch_policy touch;
 };
 
 struct openpgp_card {
-	char aid[33];            /* the full application identifier, hex */
-	char version[8];         /* spec version, "3.4" */
+	char aid[33]; /* the full application identifier, hex */
+	char version[8]; /* spec version, "3.4" */
 	uint16_t manufacturer_id;
-	char manufacturer[32];   /* "Yubico", "Nitrokey", ... */
+	char manufacturer[32]; /* "Yubico", "Nitrokey", ... */
 	char serial[SERIAL_MAX]; /* 8 hex digits, as GnuPG prints them */
-	char firmware[16];       /* Yubico's GET VERSION, "5.4.3"; "" elsewhere */
+	char firmware[16]; /* Yubico's GET VERSION, "5.4.3"; "" elsewhere */
 	struct card_slot slots[SLOT_MAX];
 	uint32_t signature_counter;
-	uint8_t pin_retries[3];  /* PW1, RC, PW3 */
+	uint8_t pin_retries[3]; /* PW1, RC, PW3 */
 	char url[URL_MAX];
 	char cardholder[CARDHOLDER_MAX];
 };
@@ -120,7 +120,7 @@ struct openpgp_card {
 struct token {
 	char id[TOKEN_ID_MAX]; /* stable: "yubikey-12345678", "openpgp-000F0A1B2C3D", ... */
 	enum token_kind kind;
-	char model[64];        /* "YubiKey 5 NFC" */
+	char model[64]; /* "YubiKey 5 NFC" */
 	char serial[SERIAL_MAX]; /* the device's serial as its maker prints it */
 	char firmware[16];
 	unsigned usb_interfaces; /* USB_IFACE_* */
@@ -146,16 +146,17 @@ struct subkey {
 	bool revoked, expired, disabled;
 	enum secret_location secret;
 	char card_serial[SERIAL_MAX]; /* the stub's card serial when secret == SECRET_CARD */
-	char token_id[TOKEN_ID_MAX];  /* the token that holds it; "" when none is known */
+	char token_id[TOKEN_ID_MAX]; /* the token that holds it; "" when none is known */
 	enum level level;
 };
 
 struct key {
 	char fingerprint[FPR_HEX_MAX]; /* the primary key's */
-	char uid[UID_MAX];             /* primary user id */
+	char uid[UID_MAX]; /* primary user id */
 	bool revoked, expired, disabled;
-	bool has_secret; /* any secret part here: on disk, on a card, or `sec#` with secret subkeys */
-	bool tracked;    /* named in the configuration */
+	bool has_secret; /* any secret part here: on disk, on a card, or `sec#` with secret subkeys
+	                  */
+	bool tracked; /* named in the configuration */
 	enum level level; /* worst level of its usable subkeys */
 	size_t n_subkeys;
 	struct subkey *subkeys; /* subkeys[0] is the primary key */
@@ -165,9 +166,9 @@ struct finding {
 	char rule[RULE_ID_MAX]; /* stable rule id, "subkey-expiring" */
 	enum level level;
 	char message[FINDING_TEXT_MAX];
-	char key[FPR_HEX_MAX];     /* the key it names; "" when none */
-	char subkey[FPR_HEX_MAX];  /* the subkey it names; "" when none */
-	char token[TOKEN_ID_MAX];  /* the token it names; "" when none */
+	char key[FPR_HEX_MAX]; /* the key it names; "" when none */
+	char subkey[FPR_HEX_MAX]; /* the subkey it names; "" when none */
+	char token[TOKEN_ID_MAX]; /* the token it names; "" when none */
 	char hint[FINDING_TEXT_MAX]; /* what to do: a command line or a sentence; "" when none */
 };
 
@@ -180,7 +181,7 @@ struct daemon_info {
 	bool keyring_stale;
 	char keyring_error[ERROR_TEXT_MAX];
 	int64_t keyring_refreshed; /* epoch seconds of the last good listing; 0 never */
-	int64_t next_deadline;     /* next threshold crossing; 0 none */
+	int64_t next_deadline; /* next threshold crossing; 0 none */
 };
 
 const char *token_kind_to_string(enum token_kind k);

@@ -16,17 +16,17 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
-#define TAKE_PTR(p)                                                                                \
-	({                                                                                         \
-		__typeof__(p) _t = (p);                                                            \
-		(p) = NULL;                                                                        \
-		_t;                                                                                \
+#define TAKE_PTR(p)                     \
+	({                              \
+		__typeof__(p) _t = (p); \
+		(p) = NULL;             \
+		_t;                     \
 	})
-#define TAKE_FD(fd)                                                                                \
-	({                                                                                         \
-		int _t = (fd);                                                                     \
-		(fd) = -1;                                                                         \
-		_t;                                                                                \
+#define TAKE_FD(fd)            \
+	({                     \
+		int _t = (fd); \
+		(fd) = -1;     \
+		_t;            \
 	})
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * keyctl.conf: defaults, every key's good and bad values, and the error text a user sees
+ * (file, line, key), plus the loader's refusals (missing, too large, not a file).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "config.h"
+#include "test.h"
+
+static int parse(const char *text, struct config *c, char *err)
+{
+	config_init(c);
+	err[0] = 0;
+	return config_parse((const uint8_t *)text, strlen(text), "keyctl.conf", c, err,
+	                    CONFIG_ERROR_MAX);
+}
+
+TEST(defaults)
+{
+	struct config c;
+
+	config_init(&c);
+	ASSERT_EQ(c.n_thresholds, 5);
+	ASSERT_EQ(c.thresholds[0], 30);
+	ASSERT_EQ(c.thresholds[4], 1);
+	ASSERT_EQ(c.max_clients, 64);
+	ASSERT_EQ(c.max_validity_days, 730);
+	ASSERT_EQ(c.warning_days, 14);
+	ASSERT_EQ(c.critical_days, 3);
+	ASSERT_STREQ(c.socket_path, "");
+}
+
+TEST(good_file)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_OK(parse("# comment\n"
+	                "[daemon]\n"
+	                "socket = /run/user/1000/k.sock\n"
+	                "max-clients = 8\n"
+	                "log-level = debug\n"
+	                "[keyring]\n"
+	                "gnupghome = /home/a/.gnupg\n"
+	                "track = 0123456789abcdef0123456789ABCDEF01234567, "
+	                "FEDCBA9876543210FEDCBA9876543210FEDCBA98\n"
+	                "[expiry]\n"
+	                "thresholds = 60, 10,2\n"
+	                "warning-days = 10\n"
+	                "critical-days = 2\n"
+	                "max-validity-days = 365\n"
+	                "[audit]\n"
+	                "card-unseen-days = 7\n"
+	                "[notify]\n"
+	                "renewal-url = https://wiki.example.org/renew-keys\n",
+	                &c, err));
+	ASSERT_STREQ(c.socket_path, "/run/user/1000/k.sock");
+	ASSERT_EQ(c.max_clients, 8);
+	ASSERT_EQ(c.log_level, LOG_DEBUG);
+	ASSERT_STREQ(c.gnupghome, "/home/a/.gnupg");
+	ASSERT_EQ(c.n_track, 2);
+	ASSERT_STREQ(c.track[0], "0123456789ABCDEF0123456789ABCDEF01234567");
+	ASSERT_EQ(c.n_thresholds, 3);
+	ASSERT_EQ(c.thresholds[1], 10);
+	ASSERT_EQ(c.thresholds[2], 2);
+	ASSERT_EQ(c.max_validity_days, 365);
+	ASSERT_EQ(c.card_unseen_days, 7);
+	ASSERT_STREQ(c.renewal_url, "https://wiki.example.org/renew-keys");
+	ASSERT_EQ(c.n_warnings, 0);
+}
+
+TEST(bad_values_name_file_line_and_key)
+{
+	static const struct {
+		const char *text, *err;
+	} cases[] = {
+		{ "[daemon]\nmax-clients = 0\n",
+		  "keyctl.conf:2: [daemon] max-clients: '0' is not a whole number from 1 to 4096" },
+		{ "[daemon]\nmax-clients = 12abc\n",
+		  "keyctl.conf:2: [daemon] max-clients: '12abc' is not a whole number from 1 to "
+		  "4096" },
+		{ "[daemon]\n\nmax-clients = -1\n", "keyctl.conf:3: [daemon] max-clients: '-1' is "
+		                                    "not a whole number from 1 to 4096" },
+		{ "[daemon]\nmax-clients = 99999999999999999999\n",
+		  "keyctl.conf:2: [daemon] max-clients: '99999999999999999999' is not a whole "
+		  "number from 1 to 4096" },
+		{ "[daemon]\nlog-level = loud\n",
+		  "keyctl.conf:2: [daemon] log-level: 'loud' is not one of err, warning, notice, "
+		  "info, debug" },
+		{ "[daemon]\nsocket = relative/path\n",
+		  "keyctl.conf:2: [daemon] socket: 'relative/path' is not an absolute path" },
+		{ "[keyring]\ntrack = 1234\n", "keyctl.conf:2: [keyring] track: '1234' is not a 40 "
+		                               "or 64 digit hex fingerprint" },
+		{ "[expiry]\nthresholds = 7, 14\n",
+		  "keyctl.conf:2: [expiry] thresholds: must be strictly descending (14 after 7)" },
+		{ "[expiry]\nthresholds = 30, x\n", "keyctl.conf:2: [expiry] thresholds: 'x' is "
+		                                    "not a number of days from 1 to 3650" },
+		{ "[expiry]\nthresholds = ,\n",
+		  "keyctl.conf:2: [expiry] thresholds: at least one number of days is needed" },
+		{ "[notify]\nrenewal-url = ftp://x\n",
+		  "keyctl.conf:2: [notify] renewal-url: 'ftp://x' is not an http(s) URL" },
+		{ "[expiry]\nwarning-days = 2\ncritical-days = 5\n",
+		  "keyctl.conf: [expiry] critical-days (5) is above warning-days (2)" },
+		{ "[daemon]\nthis line has no equals sign\n",
+		  "keyctl.conf:2: syntax error (expected [section] or key = value)" },
+		{ "[daemon\n", "keyctl.conf:1: syntax error (expected [section] or key = value)" },
+	};
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		ASSERT_ERR(parse(cases[i].text, &c, err), EINVAL);
+		ASSERT_STREQ(err, cases[i].err);
+	}
+}
+
+TEST(first_error_wins)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_ERR(parse("[daemon]\nmax-clients = x\nlog-level = y\n", &c, err), EINVAL);
+	ASSERT_STREQ(
+	        err,
+	        "keyctl.conf:2: [daemon] max-clients: 'x' is not a whole number from 1 to 4096");
+}
+
+TEST(unknown_keys_warn)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_OK(parse("[daemon]\nmax-clients = 3\ncolour = blue\n[nosuch]\nk = v\n", &c, err));
+	ASSERT_EQ(c.max_clients, 3);
+	ASSERT_EQ(c.n_warnings, 2);
+	ASSERT_STREQ(c.warnings[0], "keyctl.conf:3: unknown key [daemon] colour, ignoring");
+	ASSERT_STREQ(c.warnings[1], "keyctl.conf:5: unknown key [nosuch] k, ignoring");
+}
+
+TEST(hostile_bytes)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX], line[400];
+	static const uint8_t nul[] = "[daemon]\nmax-clients = 1\0 2\n";
+
+	config_init(&c);
+	ASSERT_ERR(config_parse(nul, sizeof(nul) - 1, "k.conf", &c, err, sizeof(err)), EBADMSG);
+	ASSERT_STREQ(err, "k.conf:2: NUL byte in configuration");
+
+	memset(line, 'a', sizeof(line));
+	memcpy(line, "[daemon]\nsocket = /", 19);
+	line[sizeof(line) - 1] = 0;
+	ASSERT_ERR(parse(line, &c, err), EBADMSG);
+	ASSERT_STREQ(err, "keyctl.conf:2: line longer than 196 characters");
+
+	/* An empty file and a file of only comments are the defaults. */
+	ASSERT_OK(parse("", &c, err));
+	ASSERT_OK(parse("; only\n# comments\n", &c, err));
+	ASSERT_EQ(c.max_clients, 64);
+}
+
+static void write_file(const char *path, const char *text, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	ASSERT_TRUE(f);
+	ASSERT_EQ(fwrite(text, 1, n, f), n);
+	fclose(f);
+}
+
+TEST(load)
+{
+	char dir[] = "/tmp/test-config-XXXXXX", path[256], err[CONFIG_ERROR_MAX];
+	struct config c;
+	char *big;
+
+	ASSERT_TRUE(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/keyctl.conf", dir);
+
+	/* Missing: defaults when allowed (the default path), an error when named. */
+	ASSERT_OK(config_load(path, true, &c, err, sizeof(err)));
+	ASSERT_EQ(c.max_clients, 64);
+	ASSERT_ERR(config_load(path, false, &c, err, sizeof(err)), ENOENT);
+	ASSERT_TRUE(strstr(err, "No such file or directory"));
+
+	write_file(path, "[daemon]\nmax-clients = 5\n", 25);
+	ASSERT_OK(config_load(path, false, &c, err, sizeof(err)));
+	ASSERT_EQ(c.max_clients, 5);
+
+	big = malloc(CONFIG_FILE_MAX + 2);
+	ASSERT_TRUE(big);
+	memset(big, '#', CONFIG_FILE_MAX + 1);
+	big[CONFIG_FILE_MAX] = '\n';
+	write_file(path, big, CONFIG_FILE_MAX + 1);
+	free(big);
+	ASSERT_ERR(config_load(path, false, &c, err, sizeof(err)), EFBIG);
+	ASSERT_TRUE(strstr(err, "larger than 65536 bytes"));
+
+	/* Unreadable (root reads anything, so only check where permissions apply). */
+	if (geteuid() != 0) {
+		write_file(path, "", 0);
+		chmod(path, 0);
+		ASSERT_ERR(config_load(path, false, &c, err, sizeof(err)), EACCES);
+	}
+	unlink(path);
+
+	ASSERT_ERR(config_load(dir, false, &c, err, sizeof(err)), EINVAL);
+	ASSERT_TRUE(strstr(err, "not a regular file"));
+	rmdir(dir);
+}
+
+TEST(default_path)
+{
+	char buf[256];
+
+	setenv("XDG_CONFIG_HOME", "/x/cfg", 1);
+	ASSERT_OK(config_default_path(buf, sizeof(buf)));
+	ASSERT_STREQ(buf, "/x/cfg/keyctl/keyctl.conf");
+	unsetenv("XDG_CONFIG_HOME");
+	setenv("HOME", "/home/u", 1);
+	ASSERT_OK(config_default_path(buf, sizeof(buf)));
+	ASSERT_STREQ(buf, "/home/u/.config/keyctl/keyctl.conf");
+	ASSERT_ERR(config_default_path(buf, 10), ENAMETOOLONG);
+}
+
+int main(void)
+{
+	RUN(defaults);
+	RUN(good_file);
+	RUN(bad_values_name_file_line_and_key);
+	RUN(first_error_wins);
+	RUN(unknown_keys_warn);
+	RUN(hostile_bytes);
+	RUN(load);
+	RUN(default_path);
+	return 0;
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The model's merging of sightings into tokens and its change events: what a client of Watch
+ * would be told, in order, for insertions, removals, keyring refreshes and audit passes.
+ */
+#include "model.h"
+#include "test.h"
+
+#define EVENTS_MAX 64
+
+struct recorder {
+	unsigned n;
+	enum model_event_type type[EVENTS_MAX];
+	char what[EVENTS_MAX][FPR_HEX_MAX + RULE_ID_MAX];
+	enum level level[EVENTS_MAX];
+};
+
+static void record(struct model *m, const struct model_event *ev, void *userdata)
+{
+	struct recorder *r = userdata;
+	const char *what = "";
+
+	ASSERT_TRUE(r->n < EVENTS_MAX);
+	if (ev->token)
+		what = ev->token->id;
+	else if (ev->subkey)
+		what = ev->subkey->fingerprint;
+	else if (ev->key)
+		what = ev->key->fingerprint;
+	else if (ev->finding)
+		what = ev->finding->rule;
+	r->type[r->n] = ev->type;
+	r->level[r->n] = ev->subkey ? ev->subkey->level : LEVEL_OK;
+	strcpy_trunc(r->what[r->n], sizeof(r->what[0]), what);
+	r->n++;
+}
+
+static struct token usb_yubikey(const char *serial)
+{
+	struct token t;
+
+	memset(&t, 0, sizeof(t));
+	t.kind = TOKEN_KIND_YUBIKEY;
+	strcpy_trunc(t.model, sizeof(t.model), "YubiKey 5 NFC");
+	strcpy_trunc(t.serial, sizeof(t.serial), serial);
+	t.usb_vendor = 0x1050;
+	t.usb_product = 0x0407;
+	t.usb_interfaces = USB_IFACE_OTP | USB_IFACE_FIDO | USB_IFACE_CCID;
+	return t;
+}
+
+static struct token card_yubikey(const char *serial, uint32_t counter)
+{
+	struct token t;
+
+	memset(&t, 0, sizeof(t));
+	t.kind = TOKEN_KIND_YUBIKEY;
+	strcpy_trunc(t.serial, sizeof(t.serial), serial);
+	strcpy_trunc(t.reader, sizeof(t.reader), "Yubico YubiKey OTP+FIDO+CCID 00 00");
+	t.has_openpgp = true;
+	t.read_path = READ_PATH_PCSC;
+	strcpy_trunc(t.openpgp.serial, sizeof(t.openpgp.serial), serial);
+	t.openpgp.signature_counter = counter;
+	return t;
+}
+
+TEST(usb_and_card_are_one_token)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	const struct token *tokens;
+	struct token u = usb_yubikey("12345678"), c = card_yubikey("12345678", 7);
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_subscribe(m, record, &rec));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/devices/usb1/1-1", &u, 100));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Yubico YubiKey OTP+FIDO+CCID 00 00", &c,
+	                             101));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "yubikey-12345678");
+	ASSERT_STREQ(tokens[0].model, "YubiKey 5 NFC");
+	ASSERT_STREQ(tokens[0].reader, "Yubico YubiKey OTP+FIDO+CCID 00 00");
+	ASSERT_EQ(tokens[0].usb_product, 0x0407);
+	ASSERT_TRUE(tokens[0].has_openpgp);
+	ASSERT_EQ(tokens[0].first_seen, 100);
+	ASSERT_EQ(rec.n, 2);
+	ASSERT_EQ(rec.type[0], MODEL_TOKEN_ADDED);
+	ASSERT_EQ(rec.type[1], MODEL_TOKEN_CHANGED);
+
+	/* Same data again: no event. */
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Yubico YubiKey OTP+FIDO+CCID 00 00", &c,
+	                             102));
+	ASSERT_EQ(rec.n, 2);
+
+	/* Card side goes, USB stays: still present, reader gone. */
+	ASSERT_OK(
+	        model_sighting_remove(m, SIGHTING_PCSC, "Yubico YubiKey OTP+FIDO+CCID 00 00", 103));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_TRUE(tokens[0].present);
+	ASSERT_STREQ(tokens[0].reader, "");
+	ASSERT_EQ(rec.type[2], MODEL_TOKEN_CHANGED);
+
+	/* Both gone: removed, but remembered as absent with its last sighting. */
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_USB, "/sys/devices/usb1/1-1", 200));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_FALSE(tokens[0].present);
+	ASSERT_EQ(tokens[0].last_seen, 200);
+	ASSERT_EQ(rec.type[3], MODEL_TOKEN_REMOVED);
+	ASSERT_STREQ(rec.what[3], "yubikey-12345678");
+	ASSERT_ERR(model_sighting_remove(m, SIGHTING_USB, "/sys/devices/usb1/1-1", 201), ENOENT);
+}
+
+TEST(serialless_usb_pairs_with_only_reader)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	const struct token *tokens;
+	struct token u = usb_yubikey(""), c = card_yubikey("87654321", 1);
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/x", &u, 1));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_TRUE(strncmp(tokens[0].id, "yubikey-u", 9) == 0);
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "reader", &c, 2));
+	/* The serial-less placeholder is forgotten; one token with the card's serial remains. */
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "yubikey-87654321");
+	ASSERT_EQ(tokens[0].usb_product, 0x0407);
+
+	/* Two different serials never merge. */
+	struct token u2 = usb_yubikey("11111111");
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/x", &u2, 3));
+	ASSERT_EQ(model_tokens(m, &tokens), 2);
+}
+
+TEST(counter_going_down_is_flagged)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	const struct token *tokens;
+	struct token c = card_yubikey("12345678", 50);
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "r", &c, 1));
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_PCSC, "r", 2));
+	c.openpgp.signature_counter = 60;
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "r", &c, 3));
+	model_tokens(m, &tokens);
+	ASSERT_FALSE(tokens[0].counter_went_down);
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_PCSC, "r", 4));
+	c.openpgp.signature_counter = 3;
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "r", &c, 5));
+	model_tokens(m, &tokens);
+	ASSERT_TRUE(tokens[0].counter_went_down);
+	ASSERT_EQ(tokens[0].first_seen, 1);
+}
+
+static struct key make_key(const char *fpr, const char *sub, enum level level)
+{
+	struct key k;
+
+	memset(&k, 0, sizeof(k));
+	strcpy_trunc(k.fingerprint, sizeof(k.fingerprint), fpr);
+	strcpy_trunc(k.uid, sizeof(k.uid), "Alice <alice@example.org>");
+	k.n_subkeys = 2;
+	k.subkeys = calloc(2, sizeof(struct subkey));
+	ASSERT_TRUE(k.subkeys);
+	strcpy_trunc(k.subkeys[0].fingerprint, FPR_HEX_MAX, fpr);
+	k.subkeys[0].is_primary = true;
+	strcpy_trunc(k.subkeys[1].fingerprint, FPR_HEX_MAX, sub);
+	k.subkeys[1].level = level;
+	return k;
+}
+
+static int derive_levels(struct model *m, void *userdata)
+{
+	enum level *level = userdata;
+	struct key *keys;
+	size_t n = model_keys_mutable(m, &keys);
+	struct finding f;
+
+	for (size_t i = 0; i < n; i++)
+		keys[i].subkeys[1].level = *level;
+	memset(&f, 0, sizeof(f));
+	strcpy_trunc(f.rule, sizeof(f.rule), "subkey-expiring");
+	f.level = *level;
+	return model_findings_replace(m, &f, *level == LEVEL_OK ? 0 : 1);
+}
+
+TEST(keys_levels_and_findings)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	enum level level = LEVEL_OK;
+	struct key keys[2];
+	const char *A = "AAAA000000000000000000000000000000000001";
+	const char *B = "BBBB000000000000000000000000000000000002";
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_subscribe(m, record, &rec));
+	model_set_deriver(m, derive_levels, &level);
+
+	keys[0] = make_key(A, "A5", LEVEL_OK);
+	keys[1] = make_key(B, "B5", LEVEL_OK);
+	ASSERT_OK(model_keys_replace(m, keys, 2));
+	ASSERT_EQ(rec.n, 2);
+	ASSERT_EQ(rec.type[0], MODEL_KEY_ADDED);
+	ASSERT_EQ(rec.type[1], MODEL_KEY_ADDED);
+
+	/* Time passes: the deriver moves levels; one LEVEL_CHANGED per subkey, then KEY_CHANGED,
+	 * then the finding. */
+	level = LEVEL_WARNING;
+	ASSERT_OK(model_update(m));
+	ASSERT_EQ(rec.n, 7);
+	ASSERT_EQ(rec.type[2], MODEL_LEVEL_CHANGED);
+	ASSERT_STREQ(rec.what[2], "A5");
+	ASSERT_EQ(rec.level[2], LEVEL_WARNING);
+	ASSERT_EQ(rec.type[3], MODEL_KEY_CHANGED);
+	ASSERT_EQ(rec.type[6], MODEL_FINDING_RAISED);
+	ASSERT_STREQ(rec.what[6], "subkey-expiring");
+
+	/* Nothing changed: nothing told. */
+	ASSERT_OK(model_update(m));
+	ASSERT_EQ(rec.n, 7);
+
+	/* Key B leaves the keyring; the finding clears when the level is ok again. */
+	keys[0] = make_key(A, "A5", LEVEL_OK);
+	level = LEVEL_OK;
+	ASSERT_OK(model_keys_replace(m, keys, 1));
+	ASSERT_EQ(rec.type[7], MODEL_KEY_REMOVED);
+	ASSERT_STREQ(rec.what[7], B);
+	ASSERT_EQ(rec.type[8], MODEL_LEVEL_CHANGED);
+	ASSERT_EQ(rec.type[9], MODEL_KEY_CHANGED);
+	ASSERT_EQ(rec.type[10], MODEL_FINDING_CLEARED);
+	ASSERT_EQ(rec.n, 11);
+}
+
+TEST(daemon_info_changes)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	struct daemon_info info;
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_subscribe(m, record, &rec));
+	memcpy(&info, model_daemon_info(m), sizeof(info));
+	info.now = 5;
+	ASSERT_EQ(model_daemon_info_put(m, &info), 0);
+	info.pcsc_available = true;
+	ASSERT_EQ(model_daemon_info_put(m, &info), 1);
+	ASSERT_EQ(rec.n, 1);
+	ASSERT_EQ(rec.type[0], MODEL_DAEMON_CHANGED);
+	model_unsubscribe(m, record, &rec);
+	info.pcsc_available = false;
+	ASSERT_EQ(model_daemon_info_put(m, &info), 1);
+	ASSERT_EQ(rec.n, 1);
+}
+
+TEST(absent_tokens_are_bounded)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	const struct token *tokens;
+
+	ASSERT_OK(model_new(&m));
+	for (unsigned i = 0; i < TOKENS_MAX + 10; i++) {
+		char serial[16];
+		struct token c;
+
+		snprintf(serial, sizeof(serial), "%08u", i);
+		c = card_yubikey(serial, 1);
+		ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "r", &c, i));
+		ASSERT_OK(model_sighting_remove(m, SIGHTING_PCSC, "r", i));
+	}
+	ASSERT_EQ(model_tokens(m, &tokens), TOKENS_MAX);
+	/* The oldest were forgotten first. */
+	ASSERT_STREQ(tokens[0].serial, "00000010");
+}
+
+int main(void)
+{
+	RUN(usb_and_card_are_one_token);
+	RUN(serialless_usb_pairs_with_only_reader);
+	RUN(counter_going_down_is_flagged);
+	RUN(keys_levels_and_findings);
+	RUN(daemon_info_changes);
+	RUN(absent_tokens_are_bounded);
+	return 0;
+}
