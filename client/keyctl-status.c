@@ -1,8 +1,365 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * keyctl-status: asks keyctld for its state (io.keyctl.GetStatus) and prints it as a table for
+ * people, as the reply's JSON, or as Prometheus text; or follows io.keyctl.Watch. Exits like a
+ * monitoring plugin: 0 fine, 1 warning, 2 critical or expired, 3 unknown (no daemon, bad reply).
+ *
+ * Does not: read cards or the keyring itself (the daemon does), or judge levels: the daemon's
+ * levels are taken as they come; only --warn-days adds a client-side threshold.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "codec.h"
 #include "config-build.h"
-int main(void)
+#include "prometheus.h"
+#include "status.h"
+#include "table.h"
+
+static void json_object_putp(json_object **o)
 {
-	printf("keyctl-status %s\n", PACKAGE_VERSION);
-	return 3;
+	if (*o)
+		json_object_put(*o);
+}
+
+enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+struct options {
+	enum format format;
+	enum color_mode color;
+	bool watch, quiet;
+	int warn_days; /* -1: not given */
+	const char *socket;
+};
+
+static void help(void)
+{
+	printf("Usage: keyctl-status [OPTION]...\n"
+	       "Show the hardware tokens, GnuPG keys and findings that keyctld watches.\n"
+	       "\n"
+	       "  -j, --json             print GetStatus's reply as JSON (same as --format=json)\n"
+	       "      --format=FORMAT    table (default), json or prometheus\n"
+	       "  -w, --watch            follow changes: one line per event (JSON lines with "
+	       "--json)\n"
+	       "      --warn-days=N      exit 1 when a subkey expires within N days\n"
+	       "  -q, --quiet            print nothing; only the exit code tells\n"
+	       "      --color=WHEN       auto (default), always or never\n"
+	       "      --socket=PATH      keyctld's socket (default $KEYCTL_SOCKET, else\n"
+	       "                         $XDG_RUNTIME_DIR/keyctl/socket)\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n"
+	       "Exit status: 0 all fine (notice included), 1 warning, 2 critical or expired,\n"
+	       "3 unknown (keyctld not running, protocol error). See keyctl-status(1).\n");
+}
+
+/* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
+static int parse_argv(int argc, char **argv, struct options *o)
+{
+	enum { ARG_FORMAT = 0x100, ARG_WARN_DAYS, ARG_COLOR, ARG_SOCKET };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, ARG_FORMAT },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "warn-days", required_argument, NULL, ARG_WARN_DAYS },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "color", required_argument, NULL, ARG_COLOR },
+		{ "colour", required_argument, NULL, ARG_COLOR },
+		{ "socket", required_argument, NULL, ARG_SOCKET },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	char *end;
+	long v;
+	int c;
+
+	*o = (struct options){ .warn_days = -1 };
+	while ((c = getopt_long(argc, argv, "jwqhV", longopts, NULL)) >= 0)
+		switch (c) {
+		case 'j':
+			o->format = FORMAT_JSON;
+			break;
+		case ARG_FORMAT:
+			if (streq(optarg, "table"))
+				o->format = FORMAT_TABLE;
+			else if (streq(optarg, "json"))
+				o->format = FORMAT_JSON;
+			else if (streq(optarg, "prometheus"))
+				o->format = FORMAT_PROMETHEUS;
+			else {
+				fprintf(stderr,
+				        "keyctl-status: unknown format '%s': use table, json or "
+				        "prometheus\n",
+				        optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'w':
+			o->watch = true;
+			break;
+		case ARG_WARN_DAYS:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end || v < 0 || v > 100000) {
+				fprintf(stderr,
+				        "keyctl-status: --warn-days wants a number of days from 0 "
+				        "to "
+				        "100000, not '%s'\n",
+				        optarg);
+				return -EINVAL;
+			}
+			o->warn_days = (int)v;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case ARG_COLOR:
+			if (streq(optarg, "auto"))
+				o->color = COLOR_AUTO;
+			else if (streq(optarg, "always"))
+				o->color = COLOR_ALWAYS;
+			else if (streq(optarg, "never"))
+				o->color = COLOR_NEVER;
+			else {
+				fprintf(stderr,
+				        "keyctl-status: --color wants auto, always or never, not "
+				        "'%s'\n",
+				        optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_SOCKET:
+			o->socket = optarg;
+			break;
+		case 'h':
+			help();
+			return 1;
+		case 'V':
+			printf("keyctl-status %s\n", PACKAGE_VERSION);
+			return 1;
+		default:
+			fprintf(stderr, "Try 'keyctl-status --help' for more information.\n");
+			return -EINVAL;
+		}
+
+	if (optind < argc) {
+		fprintf(stderr, "keyctl-status: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->watch && o->format == FORMAT_PROMETHEUS) {
+		fprintf(stderr, "keyctl-status: --watch prints table or json, not prometheus\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* https://no-color.org: a non-empty NO_COLOR disables colour unless the user asked for it. */
+static bool use_color(enum color_mode m)
+{
+	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (m != COLOR_AUTO)
+		return m == COLOR_ALWAYS;
+	if (!isempty(no_color))
+		return false;
+	if (term && streq(term, "dumb"))
+		return false;
+	return isatty(STDOUT_FILENO);
+}
+
+static int64_t now_epoch(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static int connect_daemon(const struct options *o, struct varlink_client **ret)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (o->socket)
+		strcpy_trunc(path, sizeof(path), o->socket);
+	else {
+		r = varlink_client_socket_path(path, sizeof(path));
+		if (r == -ENXIO) {
+			if (!o->quiet)
+				fprintf(stderr, "keyctl-status: cannot tell where keyctld's socket "
+				                "is: neither "
+				                "KEYCTL_SOCKET nor XDG_RUNTIME_DIR is set. Use "
+				                "--socket=PATH.\n");
+			return r;
+		}
+		if (r < 0) {
+			if (!o->quiet)
+				fprintf(stderr, "keyctl-status: bad socket path: %s\n",
+				        strerror(-r));
+			return r;
+		}
+	}
+
+	r = varlink_client_connect(path, ret);
+	if (r >= 0 || o->quiet)
+		return r;
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		fprintf(stderr,
+		        "keyctl-status: keyctld is not running (no socket at %s). Start it with: "
+		        "systemctl --user start keyctld.socket (or run keyctld in a terminal)\n",
+		        path);
+	else if (r == -EACCES)
+		fprintf(stderr,
+		        "keyctl-status: permission denied on %s: keyctld answers only the user "
+		        "who runs it\n",
+		        path);
+	else
+		fprintf(stderr, "keyctl-status: cannot connect to keyctld at %s: %s\n", path,
+		        strerror(-r));
+	return r;
+}
+
+static void print_json(json_object *o, int flags)
+{
+	puts(json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+}
+
+static void report_call_error(const char *method, int r, const char *error_name)
+{
+	if (r == 1)
+		fprintf(stderr, "keyctl-status: keyctld answered %s with the error %s\n", method,
+		        error_name ? error_name : "(unnamed)");
+	else if (r == -ECONNRESET)
+		fprintf(stderr, "keyctl-status: keyctld closed the connection\n");
+	else if (r == -ETIMEDOUT)
+		fprintf(stderr, "keyctl-status: keyctld did not answer %s in time\n", method);
+	else
+		fprintf(stderr, "keyctl-status: %s failed: %s\n", method, strerror(-r));
+}
+
+static int run_status(const struct options *o, struct varlink_client *vc)
+{
+	_cleanup_(json_object_putp) json_object *params = NULL;
+	_cleanup_(freep) char *error_name = NULL;
+	struct keyctl_status st = {};
+	int64_t now = now_epoch();
+	int r, code;
+
+	r = varlink_client_call(vc, "io.keyctl.GetStatus", NULL, &params, &error_name);
+	if (r != 0) {
+		if (!o->quiet)
+			report_call_error("GetStatus", r, error_name);
+		if (!o->quiet && o->format == FORMAT_PROMETHEUS)
+			prometheus_render_down(stdout);
+		return STATUS_EXIT_UNKNOWN;
+	}
+
+	r = codec_status_from_json(params, &st);
+	if (r < 0) {
+		if (!o->quiet) {
+			fprintf(stderr, "keyctl-status: keyctld's reply is malformed: %s\n",
+			        strerror(-r));
+			if (o->format == FORMAT_PROMETHEUS)
+				prometheus_render_down(stdout);
+		}
+		return STATUS_EXIT_UNKNOWN;
+	}
+
+	code = status_exit_code(&st.daemon, st.keys, st.n_keys, st.findings, st.n_findings, now,
+	                        o->warn_days);
+	if (!o->quiet)
+		switch (o->format) {
+		case FORMAT_JSON:
+			print_json(params, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+			break;
+		case FORMAT_PROMETHEUS:
+			r = prometheus_render(stdout, &st.daemon, st.tokens, st.n_tokens, st.keys,
+			                      st.n_keys, st.findings, st.n_findings, now);
+			break;
+		default:
+			r = table_render(stdout, &st.daemon, st.tokens, st.n_tokens, st.keys,
+			                 st.n_keys, st.findings, st.n_findings, now,
+			                 use_color(o->color));
+		}
+	keyctl_status_done(&st);
+	if (r < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "keyctl-status: cannot write the output: %m\n");
+		return STATUS_EXIT_UNKNOWN;
+	}
+	return code;
+}
+
+/* Follows Watch until the daemon goes away (exit 3) or a signal ends us. The exit code of a
+ * stream has no meaning beyond "it broke". */
+static int run_watch(const struct options *o, struct varlink_client *vc)
+{
+	bool color = use_color(o->color);
+	int r;
+
+	varlink_client_set_timeout(vc, -1);
+	r = varlink_client_call_more(vc, "io.keyctl.Watch", NULL);
+	if (r < 0) {
+		if (!o->quiet)
+			report_call_error("Watch", r, NULL);
+		return STATUS_EXIT_UNKNOWN;
+	}
+
+	for (;;) {
+		_cleanup_(json_object_putp) json_object *params = NULL;
+		_cleanup_(freep) char *error_name = NULL;
+		struct keyctl_event ev = {};
+		int more;
+
+		more = varlink_client_next(vc, -1, &params, &error_name);
+		if (more < 0 || more == 2) {
+			if (!o->quiet)
+				report_call_error("Watch", more == 2 ? 1 : more, error_name);
+			return STATUS_EXIT_UNKNOWN;
+		}
+		if (!o->quiet && o->format == FORMAT_JSON)
+			print_json(params, JSON_C_TO_STRING_PLAIN);
+		else if (!o->quiet) {
+			r = codec_event_from_json(params, &ev);
+			if (r < 0)
+				fprintf(stderr, "keyctl-status: malformed event, ignoring: %s\n",
+				        strerror(-r));
+			else {
+				(void)table_render_event(stdout, &ev, now_epoch(), color);
+				keyctl_event_done(&ev);
+			}
+		}
+		if (more == 0) {
+			if (!o->quiet)
+				fprintf(stderr, "keyctl-status: keyctld ended the watch\n");
+			return STATUS_EXIT_UNKNOWN;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_(varlink_client_freep) struct varlink_client *vc = NULL;
+	struct options o;
+	int r;
+
+	r = parse_argv(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? 0 : STATUS_EXIT_UNKNOWN;
+
+	r = connect_daemon(&o, &vc);
+	if (r < 0) {
+		if (!o.quiet && o.format == FORMAT_PROMETHEUS && !o.watch)
+			prometheus_render_down(stdout);
+		return STATUS_EXIT_UNKNOWN;
+	}
+
+	return o.watch ? run_watch(&o, vc) : run_status(&o, vc);
 }

@@ -36,9 +36,26 @@ bool card_ins_allowed(uint8_t ins);
  * transport errors as they come. On failure *ret holds what was read before it. */
 int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret);
 
+/* Sends one command APDU and collects the whole answer: 61xx is followed by GET RESPONSE, 6Cxx is
+ * resent once with the Le the card asked for. Refuses (-EPERM, nothing sent) any APDU whose INS
+ * is not card_ins_allowed() or whose CLA is not 00. Returns 0 with the data in buf and the final
+ * status word in *ret_sw (not mapped: the caller decides what a status means); -EMSGSIZE when
+ * the data exceed size; -EBADMSG when the card's answer is not an APDU response; transport
+ * errors as they come. */
+int card_exchange(const struct card_transport *t, const uint8_t *apdu, size_t n, uint8_t *buf,
+                  size_t size, size_t *ret_len, uint16_t *ret_sw);
+
+/* Maps a status word: 9000 -> 0, 6A82/6A88 -> -ENOENT, 6982 -> -EACCES, other -> -EIO. */
+int card_sw_to_errno(uint16_t sw);
+
 /* Pure parsers, exposed for tests and fuzzers. */
 int card_parse_aid(const uint8_t *p, size_t n, struct openpgp_card *c);
 int card_parse_application_data(const uint8_t *p, size_t n, struct openpgp_card *c); /* DO 6E */
 int card_parse_security_template(const uint8_t *p, size_t n, struct openpgp_card *c); /* DO 7A */
 int card_parse_cardholder(const uint8_t *p, size_t n, struct openpgp_card *c); /* DO 65 */
+int card_parse_url(const uint8_t *p, size_t n, struct openpgp_card *c); /* DO 5F50 */
+/* Algorithm attributes (DO C1-C3, OpenPGP card 3.4, 4.4.3.9) -> GnuPG's name ("rsa2048",
+ * "ed25519", "nistp256"; "unknown" for what it does not know). -EBADMSG when empty. */
+int card_parse_algorithm(const uint8_t *p, size_t n, char ret[static ALGO_NAME_MAX]);
+/* GnuPG's name for an OpenPGP card manufacturer id; "unknown" when it has none. */
 const char *card_manufacturer_name(uint16_t id);

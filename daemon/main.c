@@ -10,12 +10,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "audit.h"
 #include "config-build.h"
 #include "config.h"
+#include "events-log.h"
+#include "expiry.h"
+#include "keyring.h"
 #include "log.h"
+#include "model.h"
+#include "pcsc-watch.h"
+#include "server.h"
+#include "udev-watch.h"
+
+struct daemon {
+	sd_event *event;
+	struct config cfg;
+	struct model *model;
+	struct server *server;
+	struct pcsc_watch *pcsc;
+	struct udev_watch *udev;
+	struct keyring_watch *keyring;
+	struct expiry_timer *timer;
+	char default_key[KEYRING_DEFAULT_KEY_MAX];
+	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
+};
 
 static char arg_config[PATH_MAX];
 static bool arg_foreground;
@@ -109,25 +131,266 @@ static int load_config(struct config *c)
 	return 0;
 }
 
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+static int64_t daemon_now(const struct daemon *d)
 {
-	struct config *cfg = userdata, fresh;
+	return (int64_t)time(NULL) + d->time_offset;
+}
+
+static void info_update(struct daemon *d, void (*change)(struct daemon_info *i, void *arg),
+                        void *arg)
+{
+	struct daemon_info info;
+
+	memcpy(&info, model_daemon_info(d->model), sizeof(info));
+	change(&info, arg);
+	info.now = daemon_now(d);
+	(void)model_daemon_info_put(d->model, &info);
+}
+
+static void set_deadline(struct daemon_info *i, void *arg)
+{
+	i->next_deadline = *(int64_t *)arg;
+}
+
+/* The model's deriver: ties subkeys to tokens, sets levels, runs the audit, arms the timer. */
+static int derive(struct model *m, void *userdata)
+{
+	struct daemon *d = userdata;
+	_cleanup_(freep) struct finding *findings = NULL;
+	const struct token *tokens;
+	struct key *keys;
+	size_t n_tokens = model_tokens(m, &tokens), n_keys = model_keys_mutable(m, &keys);
+	size_t n_findings = 0;
+	int64_t now = daemon_now(d), next;
+	int r;
+
+	audit_match(tokens, n_tokens, keys, n_keys);
+	next = expiry_apply(keys, n_keys, &d->cfg, now);
+	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg,
+	              *d->default_key ? d->default_key : NULL, now, &findings, &n_findings);
+	if (r < 0)
+		return log_error_errno(r, "Audit failed: %m");
+	r = model_findings_replace(m, findings, n_findings);
+	if (r < 0)
+		return log_error_errno(r, "Failed to store findings: %m");
+
+	if (d->timer) {
+		/* The timer runs on the real clock; tests shift ours by time_offset. */
+		r = expiry_timer_arm(d->timer, next > 0 ? next - d->time_offset : 0);
+		if (r < 0)
+			log_warning_errno(r, "Failed to arm the expiry timer, ignoring: %m");
+	}
+	info_update(d, set_deadline, &next);
+	return 0;
+}
+
+static int on_expiry_timer(struct expiry_timer *t, int64_t now, void *userdata)
+{
+	struct daemon *d = userdata;
+	int r = model_update(d->model);
+
+	if (r < 0)
+		log_warning_errno(r, "Failed to update levels, ignoring: %m");
+	return 0;
+}
+
+struct keyring_state {
+	bool stale;
+	const char *reason;
+	int64_t refreshed;
+};
+
+static void set_keyring_state(struct daemon_info *i, void *arg)
+{
+	const struct keyring_state *k = arg;
+
+	i->keyring_stale = k->stale;
+	strcpy_trunc(i->keyring_error, sizeof(i->keyring_error), k->reason);
+	if (k->refreshed)
+		i->keyring_refreshed = k->refreshed;
+}
+
+static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct keyring_state st = { .stale = res->error < 0, .reason = res->reason };
+	int r;
+
+	if (res->error < 0) {
+		/* The last good view stays; clients see it marked stale with the reason. */
+		log_warning_errno(res->error, "Keyring listing failed, keeping the last view: %s",
+		                  res->reason);
+		info_update(d, set_keyring_state, &st);
+		return;
+	}
+	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
+	st.reason = "";
+	st.refreshed = daemon_now(d);
+	info_update(d, set_keyring_state, &st);
+	r = model_keys_replace(d->model, TAKE_PTR(res->keys), res->n_keys);
+	res->n_keys = 0;
+	if (r < 0)
+		log_error_errno(r, "Failed to store the keyring's keys: %m");
+}
+
+static void set_static_info(struct daemon_info *i, void *arg)
+{
+	const char *home = arg;
+
+	strcpy_trunc(i->version, sizeof(i->version), PACKAGE_VERSION);
+	strcpy_trunc(i->gnupghome, sizeof(i->gnupghome), home);
+}
+
+static int reload(struct daemon *d, char *reason, size_t reason_size)
+{
+	struct config fresh;
+	int r;
 
 	/* A broken file on reload keeps the configuration we run with. */
-	if (load_config(&fresh) < 0) {
+	r = load_config(&fresh);
+	if (r < 0) {
+		snprintf(reason, reason_size,
+		         "the configuration file is invalid (see the journal)");
 		log_warning("Configuration reload failed, keeping the running configuration");
-		return 0;
+		return r;
 	}
-	*cfg = fresh;
-	log_set_max_level(arg_log_level >= 0 ? arg_log_level : cfg->log_level);
+	memcpy(&d->cfg, &fresh, sizeof(fresh));
+	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
+	if (d->keyring)
+		(void)keyring_watch_refresh(d->keyring);
+	if (d->pcsc)
+		(void)pcsc_watch_rescan(d->pcsc);
+	(void)model_update(d->model);
 	log_info("Configuration reloaded");
+	if (reason_size > 0)
+		reason[0] = 0;
 	return 0;
+}
+
+static int on_reload_request(void *userdata, char *reason, size_t reason_size)
+{
+	return reload(userdata, reason, reason_size);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	char reason[ERROR_TEXT_MAX];
+
+	(void)reload(userdata, reason, sizeof(reason));
+	return 0;
+}
+
+static int resolve_gnupghome(const struct config *cfg, char *buf, size_t size)
+{
+	const char *env = getenv("GNUPGHOME"), *home = getenv("HOME");
+
+	if (*cfg->gnupghome)
+		return strcpy_bounded(buf, size, cfg->gnupghome);
+	if (env && *env)
+		return strcpy_bounded(buf, size, env);
+	if (!home || !*home)
+		return -ENOENT;
+	return snprintf(buf, size, "%s/.gnupg", home) >= (int)size ? -ENAMETOOLONG : 0;
+}
+
+static int parse_time_offset(int64_t *ret)
+{
+	const char *e = getenv("KEYCTL_TIME_OFFSET");
+	char *end;
+	long long v;
+
+	*ret = 0;
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	v = strtoll(e, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int daemon_start(struct daemon *d)
+{
+	char home[PATH_MAX];
+	const char *track[CONFIG_TRACK_MAX];
+	struct server_config scfg = {
+		.socket_path = d->cfg.socket_path,
+		.max_clients = d->cfg.max_clients,
+		.queue_max = (size_t)d->cfg.client_queue_kib * 1024u,
+	};
+	int r;
+
+	r = parse_time_offset(&d->time_offset);
+	if (r < 0)
+		return log_error_errno(r, "KEYCTL_TIME_OFFSET is not a number of seconds");
+	if (d->time_offset)
+		log_warning("Clock shifted by %lld s (KEYCTL_TIME_OFFSET, for tests)",
+		            (long long)d->time_offset);
+
+	r = resolve_gnupghome(&d->cfg, home, sizeof(home));
+	if (r < 0)
+		return log_error_errno(r, "Cannot tell the GnuPG home (set GNUPGHOME or HOME): %m");
+	/* gpgme and scdaemon's fallback both honour it, so one setting reaches every gpg we run. */
+	setenv("GNUPGHOME", home, 1);
+
+	r = model_new(&d->model);
+	if (r < 0)
+		return log_error_errno(r, "Failed to allocate the model: %m");
+	model_set_deriver(d->model, derive, d);
+	r = events_log_attach(d->model);
+	if (r < 0)
+		return log_error_errno(r, "Failed to attach the journal: %m");
+	info_update(d, set_static_info, home);
+	{
+		int64_t started = daemon_now(d);
+		struct daemon_info info;
+
+		memcpy(&info, model_daemon_info(d->model), sizeof(info));
+		info.started = started;
+		(void)model_daemon_info_put(d->model, &info);
+	}
+
+	r = expiry_timer_new(d->event, on_expiry_timer, d, &d->timer);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the expiry timer: %m");
+
+	r = server_new(d->event, d->model, &scfg, &d->server);
+	if (r < 0)
+		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
+	server_set_reload_handler(d->server, on_reload_request, d);
+
+	for (unsigned i = 0; i < d->cfg.n_track; i++)
+		track[i] = d->cfg.track[i];
+	r = keyring_watch_new(d->event, home, track, d->cfg.n_track, on_keyring, d, &d->keyring);
+	if (r < 0)
+		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
+
+	r = pcsc_watch_new(d->event, d->model, &d->pcsc);
+	if (r < 0)
+		log_warning_errno(r, "Failed to watch PC/SC, ignoring: %m");
+
+	r = udev_watch_new(d->event, d->model, &d->udev);
+	if (r < 0)
+		log_warning_errno(r, "Failed to watch udev, ignoring: %m");
+	return 0;
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	/* Watchers first: their threads may still post into the model. */
+	d->udev = udev_watch_free(d->udev);
+	d->pcsc = pcsc_watch_free(d->pcsc);
+	d->keyring = keyring_watch_free(d->keyring);
+	d->server = server_free(d->server);
+	d->timer = expiry_timer_free(d->timer);
+	d->model = model_free(d->model);
 }
 
 int main(int argc, char **argv)
 {
 	_cleanup_(sd_event_unrefp) sd_event *event = NULL;
-	static struct config cfg;
+	static struct daemon d;
 	sigset_t mask;
 	int r;
 
@@ -139,10 +402,10 @@ int main(int argc, char **argv)
 	if (arg_log_level >= 0)
 		log_set_max_level(arg_log_level);
 
-	r = load_config(&cfg);
+	r = load_config(&d.cfg);
 	if (r < 0)
 		return EXIT_FAILURE;
-	log_set_max_level(arg_log_level >= 0 ? arg_log_level : cfg.log_level);
+	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d.cfg.log_level);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -159,18 +422,26 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
 	if (r >= 0)
-		r = sd_event_add_signal(event, NULL, SIGHUP, on_sighup, &cfg);
+		r = sd_event_add_signal(event, NULL, SIGHUP, on_sighup, &d);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch signals: %m"), EXIT_FAILURE;
 	r = sd_event_set_watchdog(event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
 
+	d.event = event;
+	r = daemon_start(&d);
+	if (r < 0) {
+		daemon_stop(&d);
+		return EXIT_FAILURE;
+	}
+
 	(void)sd_notify(false, "READY=1\nSTATUS=Watching tokens and keys");
-	log_info("keyctld %s started", PACKAGE_VERSION);
+	log_info("keyctld %s started, serving %s", PACKAGE_VERSION, server_socket_path(d.server));
 
 	r = sd_event_loop(event);
 	(void)sd_notify(false, "STOPPING=1");
+	daemon_stop(&d);
 	if (r < 0)
 		return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
 	log_info("keyctld stopped");

@@ -203,13 +203,6 @@ class OpenPGPCard:
     def firmware(self):
         return tuple(int(x) for x in self.profile.get("firmware", "0.0.0").split("."))
 
-    def app_related(self):
-        body = tlv(0x4F, self.aid()) + tlv(0x5F52, self.historical())
-        if self.is_yubikey:
-            body += tlv(0x7F74, bytes.fromhex("810120"))
-        return tlv(0x6E, tlv(0x73, self.discretionary()) if not self.truncated_tlv
-                   else tlv(0x73, self.discretionary()))
-
     def cardholder(self):
         ch = self.profile.get("cardholder", {})
         return tlv(0x65, tlv(0x5B, ch.get("name", "").encode()) + tlv(0x5F2D, ch.get("lang", "").encode())

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Prometheus text format of a GetStatus reply. Every family is written whole (HELP, TYPE,
+ * then all its samples) because the format forbids interleaving families. Subkeys that never
+ * expire have no expiry samples (there is no date to alert on) but do have a level; revoked
+ * and disabled subkeys have none at all: nobody renews them.
+ *
+ * Does not: read the clock (now is a parameter), or decide the exit code (status.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "prometheus.h"
+#include "expiry-math.h"
+
+void prometheus_put_label_value(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++)
+		switch (*s) {
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		default:
+			fputc(*s, out);
+		}
+	fputc('"', out);
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void usage_label(char *buf, size_t size, unsigned caps)
+{
+	static const struct {
+		unsigned cap;
+		const char *name;
+	} names[] = {
+		{ CAP_SIGN, "sign" },
+		{ CAP_ENCRYPT, "encrypt" },
+		{ CAP_AUTH, "auth" },
+		{ CAP_CERTIFY, "certify" },
+	};
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (caps & names[i].cap)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "",
+			                      names[i].name);
+}
+
+static void subkey_labels(FILE *out, const struct key *k, const struct subkey *s)
+{
+	char usage[48];
+
+	usage_label(usage, sizeof(usage), s->capabilities);
+	fputs("{key=", out);
+	prometheus_put_label_value(out, k->fingerprint);
+	fputs(",subkey=", out);
+	prometheus_put_label_value(out, s->fingerprint);
+	fputs(",usage=", out);
+	prometheus_put_label_value(out, usage);
+	fputs(",uid=", out);
+	prometheus_put_label_value(out, k->uid);
+	fputc('}', out);
+}
+
+static void token_labels(FILE *out, const struct token *t, const char *extra_name,
+                         const char *extra_value)
+{
+	const char *kind = token_kind_to_string(t->kind);
+
+	fputs("{token=", out);
+	prometheus_put_label_value(out, t->id);
+	fputs(",kind=", out);
+	prometheus_put_label_value(out, kind ? kind : "unknown");
+	fputs(",serial=", out);
+	/* the maker's serial; a plain card has only the OpenPGP one */
+	prometheus_put_label_value(out, !isempty(t->serial) ? t->serial : t->openpgp.serial);
+	if (extra_name) {
+		fprintf(out, ",%s=", extra_name);
+		prometheus_put_label_value(out, extra_value);
+	}
+	fputc('}', out);
+}
+
+static bool subkey_listed(const struct key *k, const struct subkey *s)
+{
+	return !k->revoked && !k->disabled && !s->revoked && !s->disabled;
+}
+
+enum subkey_metric { M_TIMESTAMP, M_DAYS, M_LEVEL };
+
+static void subkey_family(FILE *out, const struct key *keys, size_t n_keys, int64_t now,
+                          enum subkey_metric m)
+{
+	for (size_t i = 0; i < n_keys; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++) {
+			const struct subkey *s = &keys[i].subkeys[j];
+			int64_t v;
+
+			if (!subkey_listed(&keys[i], s) || (m != M_LEVEL && s->expires == 0))
+				continue;
+			v = m == M_TIMESTAMP ? s->expires
+			    : m == M_DAYS    ? expiry_days_left(s->expires, now)
+			                     : (int64_t)s->level;
+			fputs(m == M_TIMESTAMP ? "keyctl_subkey_expiry_timestamp_seconds"
+			      : m == M_DAYS    ? "keyctl_subkey_expiry_days"
+			                       : "keyctl_subkey_level",
+			      out);
+			subkey_labels(out, &keys[i], s);
+			fprintf(out, " %" PRId64 "\n", v);
+		}
+}
+
+int prometheus_render(FILE *out, const struct daemon_info *d, const struct token *tokens,
+                      size_t n_tokens, const struct key *keys, size_t n_keys,
+                      const struct finding *findings, size_t n_findings, int64_t now)
+{
+	static const char *const pins[3] = { "user", "reset", "admin" };
+	size_t counts[LEVEL_MAX] = { 0 };
+
+	family(out, "keyctl_daemon_up", "gauge", "Whether keyctld answered (1) or not (0).");
+	fputs("keyctl_daemon_up 1\n", out);
+
+	family(out, "keyctl_keyring_stale", "gauge",
+	       "1 when the last keyring listing failed and the keys shown are older.");
+	fprintf(out, "keyctl_keyring_stale %d\n", d && d->keyring_stale ? 1 : 0);
+	if (d && d->keyring_refreshed > 0) {
+		family(out, "keyctl_keyring_refreshed_timestamp_seconds", "gauge",
+		       "When the keyring was last listed successfully.");
+		fprintf(out, "keyctl_keyring_refreshed_timestamp_seconds %" PRId64 "\n",
+		        d->keyring_refreshed);
+	}
+
+	if (n_tokens > 0) {
+		family(out, "keyctl_token_present", "gauge", "1 when the token is plugged in.");
+		for (size_t i = 0; i < n_tokens; i++) {
+			fputs("keyctl_token_present", out);
+			token_labels(out, &tokens[i], NULL, NULL);
+			fprintf(out, " %d\n", tokens[i].present ? 1 : 0);
+		}
+		family(out, "keyctl_token_last_seen_timestamp_seconds", "gauge",
+		       "When the token was last seen plugged in.");
+		for (size_t i = 0; i < n_tokens; i++) {
+			fputs("keyctl_token_last_seen_timestamp_seconds", out);
+			token_labels(out, &tokens[i], NULL, NULL);
+			fprintf(out, " %" PRId64 "\n", tokens[i].last_seen);
+		}
+		family(out, "keyctl_token_pin_retries", "gauge",
+		       "Tries left for the OpenPGP PINs (user PW1, reset code, admin PW3).");
+		for (size_t i = 0; i < n_tokens; i++)
+			for (size_t p = 0; p < ELEMENTSOF(pins) && tokens[i].has_openpgp; p++) {
+				fputs("keyctl_token_pin_retries", out);
+				token_labels(out, &tokens[i], "pin", pins[p]);
+				fprintf(out, " %u\n", tokens[i].openpgp.pin_retries[p]);
+			}
+	}
+
+	family(out, "keyctl_subkey_expiry_timestamp_seconds", "gauge",
+	       "When the (sub)key expires; absent for keys that never expire.");
+	subkey_family(out, keys, n_keys, now, M_TIMESTAMP);
+	family(out, "keyctl_subkey_expiry_days", "gauge",
+	       "Whole days until the (sub)key expires, rounded up; 0 or less once expired.");
+	subkey_family(out, keys, n_keys, now, M_DAYS);
+	family(out, "keyctl_subkey_level", "gauge",
+	       "The (sub)key's level: 0 ok, 1 notice, 2 warning, 3 critical, 4 expired.");
+	subkey_family(out, keys, n_keys, now, M_LEVEL);
+
+	for (size_t i = 0; i < n_findings; i++)
+		if ((unsigned)findings[i].level < LEVEL_MAX)
+			counts[findings[i].level]++;
+	family(out, "keyctl_findings", "gauge", "Number of audit findings by level.");
+	for (size_t l = 0; l < LEVEL_MAX; l++)
+		fprintf(out, "keyctl_findings{level=\"%s\"} %zu\n", level_to_string((enum level)l),
+		        counts[l]);
+
+	if (fflush(out) != 0 || ferror(out))
+		return -EIO;
+	return 0;
+}
+
+int prometheus_render_down(FILE *out)
+{
+	family(out, "keyctl_daemon_up", "gauge", "Whether keyctld answered (1) or not (0).");
+	fputs("keyctl_daemon_up 0\n", out);
+	if (fflush(out) != 0 || ferror(out))
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,654 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The hygiene audit: matching subkeys to tokens and the rules listed in audit.h. Each rule is a
+ * small function that looks at the model's structs and appends findings worded for a person:
+ * which key (its user id and long key id), which token ("YubiKey #12345678"), when, and a hint.
+ * The identity of a finding is (rule, key, subkey, token), so each rule fills those fields such
+ * that two different problems never share one identity.
+ *
+ * Does not: run anything (hints are text), read the clock, log, or decide expiry levels
+ * (expiry.c sets them beforehand).
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "audit.h"
+#include "expiry-math.h"
+
+struct ctx {
+	const struct token *tokens;
+	size_t n_tokens;
+	const struct key *keys;
+	size_t n_keys;
+	const struct config *cfg;
+	int64_t now;
+	struct finding *f;
+	size_t n, allocated;
+	int error;
+};
+
+static _printf_(3, 4) void textf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* Our own words: cutting an overlong uid is acceptable here. */
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+static bool fpr_eq(const char *a, const char *b)
+{
+	return !isempty(a) && !isempty(b) && strcasecmp(a, b) == 0;
+}
+
+/* The long key id: the fingerprint's last 16 digits (v4). */
+static const char *key_id(const char *fpr)
+{
+	size_t n = strlen(fpr);
+
+	return n > 16 ? fpr + n - 16 : fpr;
+}
+
+static const char *uid_or_fpr(const struct key *k)
+{
+	return isempty(k->uid) ? k->fingerprint : k->uid;
+}
+
+static const char *subkey_role(const struct subkey *s)
+{
+	if (s->is_primary)
+		return "Primary key";
+	if (s->capabilities & CAP_SIGN)
+		return "Signing subkey";
+	if (s->capabilities & CAP_ENCRYPT)
+		return "Encryption subkey";
+	if (s->capabilities & CAP_AUTH)
+		return "Authentication subkey";
+	return "Subkey";
+}
+
+static const char *slot_name(enum key_slot s)
+{
+	static const char *const names[SLOT_MAX] = {
+		[SLOT_SIGN] = "signature",
+		[SLOT_ENCRYPT] = "encryption",
+		[SLOT_AUTH] = "authentication",
+	};
+	return s < SLOT_MAX ? names[s] : "?";
+}
+
+/* The 8-digit serial inside a full OpenPGP AID (OpenPGP card 3.4, 4.2.1), else the string. */
+static const char *serial_of(const char *card_serial, char buf[static 9])
+{
+	if (strlen(card_serial) == 32 && strncasecmp(card_serial, "D27600012401", 12) == 0) {
+		memcpy(buf, card_serial + 20, 8);
+		buf[8] = 0;
+		return buf;
+	}
+	return card_serial;
+}
+
+bool audit_card_serial_matches(const char *card_serial, const struct openpgp_card *c)
+{
+	char buf[9];
+
+	if (isempty(card_serial))
+		return false;
+	/* Full AIDs: compare all but the two RFU bytes, so the manufacturer counts too. */
+	if (strlen(card_serial) == 32 && strlen(c->aid) == 32)
+		return strncasecmp(card_serial, c->aid, 28) == 0;
+	return !isempty(c->serial) && strcasecmp(serial_of(card_serial, buf), c->serial) == 0;
+}
+
+static const struct token *token_by_id(const struct ctx *x, const char *id)
+{
+	if (isempty(id))
+		return NULL;
+	for (size_t i = 0; i < x->n_tokens; i++)
+		if (streq(x->tokens[i].id, id))
+			return &x->tokens[i];
+	return NULL;
+}
+
+static bool token_holds(const struct token *t, const char *fpr)
+{
+	if (!t->has_openpgp)
+		return false;
+	for (size_t s = 0; s < SLOT_MAX; s++)
+		if (fpr_eq(t->openpgp.slots[s].fingerprint, fpr))
+			return true;
+	return false;
+}
+
+void audit_match(const struct token *tokens, size_t n_tokens, struct key *keys, size_t n_keys)
+{
+	for (size_t i = 0; i < n_keys; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++) {
+			struct subkey *s = &keys[i].subkeys[j];
+			const struct token *best = NULL;
+			int best_score = 0;
+
+			for (size_t t = 0; t < n_tokens; t++) {
+				bool holds = token_holds(&tokens[t], s->fingerprint);
+				bool stub = tokens[t].has_openpgp &&
+				            audit_card_serial_matches(s->card_serial,
+				                                      &tokens[t].openpgp);
+				int score = holds ? 2 + (stub ? 2 : 0) + tokens[t].present
+				                  : (stub ? 1 : 0);
+
+				if (score > best_score) {
+					best = &tokens[t];
+					best_score = score;
+				}
+			}
+			s->token_id[0] = 0;
+			if (best)
+				strcpy_trunc(s->token_id, sizeof(s->token_id), best->id);
+		}
+}
+
+static const char *token_label(const struct token *t, char *buf, size_t size)
+{
+	const char *serial = !isempty(t->serial) ? t->serial : t->openpgp.serial;
+	const char *kind = t->kind == TOKEN_KIND_YUBIKEY    ? "YubiKey"
+	                   : t->kind == TOKEN_KIND_NITROKEY ? "Nitrokey"
+	                                                    : "OpenPGP card";
+
+	if (isempty(serial))
+		textf(buf, size, "%s %s", kind, t->id);
+	else
+		textf(buf, size, "%s #%s", kind, serial);
+	return buf;
+}
+
+/* " on YubiKey #12345678", " on card #12345678" (a stub whose card we never saw), or "". */
+static const char *where(const struct ctx *x, const struct subkey *s, char *buf, size_t size)
+{
+	const struct token *t = token_by_id(x, s->token_id);
+	char label[96], serial[9];
+
+	if (t)
+		textf(buf, size, " on %s", token_label(t, label, sizeof(label)));
+	else if (s->secret == SECRET_CARD && !isempty(s->card_serial))
+		textf(buf, size, " on card #%s", serial_of(s->card_serial, serial));
+	else
+		buf[0] = 0;
+	return buf;
+}
+
+static struct finding *add(struct ctx *x, const char *rule, enum level level, const struct key *k,
+                           const struct subkey *s, const struct token *t)
+{
+	struct finding *f;
+
+	if (x->error < 0 || x->n >= FINDINGS_MAX)
+		return NULL;
+	if (x->n == x->allocated) {
+		size_t m = x->allocated ? x->allocated * 2 : 16;
+		struct finding *nf = reallocarray(x->f, m, sizeof(*nf));
+
+		if (!nf) {
+			x->error = -ENOMEM;
+			return NULL;
+		}
+		x->f = nf;
+		x->allocated = m;
+	}
+	f = &x->f[x->n++];
+	memset(f, 0, sizeof(*f));
+	strcpy_trunc(f->rule, sizeof(f->rule), rule);
+	f->level = level;
+	if (k)
+		strcpy_trunc(f->key, sizeof(f->key), k->fingerprint);
+	if (s)
+		strcpy_trunc(f->subkey, sizeof(f->subkey), s->fingerprint);
+	if (t)
+		strcpy_trunc(f->token, sizeof(f->token), t->id);
+	return f;
+}
+
+static void hint_set_expire(const struct key *k, const struct subkey *s, const char *period,
+                            char *buf, size_t size)
+{
+	if (s->is_primary)
+		textf(buf, size, "gpg --quick-set-expire %s %s", k->fingerprint, period);
+	else
+		textf(buf, size, "gpg --quick-set-expire %s %s %s", k->fingerprint, period,
+		      s->fingerprint);
+}
+
+/* Another non-revoked, unexpired subkey that does at least what s does and lasts longer. With
+ * allow_primary, the primary key counts too (it can still sign when the subkey cannot). */
+static bool has_successor(const struct key *k, const struct subkey *s, bool allow_primary)
+{
+	for (size_t i = 0; i < k->n_subkeys; i++) {
+		const struct subkey *o = &k->subkeys[i];
+		unsigned need = s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH);
+
+		if (o == s || o->revoked || o->level == LEVEL_EXPIRED)
+			continue;
+		if (o->is_primary && !allow_primary)
+			continue;
+		if ((o->capabilities & need) != need || need == 0)
+			continue;
+		if (o->expires == 0 || (s->expires != 0 && o->expires > s->expires))
+			return true;
+	}
+	return false;
+}
+
+static bool key_usable(const struct key *k)
+{
+	return !k->revoked && k->n_subkeys > 0;
+}
+
+static void rules_expiry(struct ctx *x, const struct key *k)
+{
+	const struct subkey *primary = &k->subkeys[0];
+	bool key_expired = primary->level == LEVEL_EXPIRED;
+
+	for (size_t i = 0; i < k->n_subkeys; i++) {
+		const struct subkey *s = &k->subkeys[i];
+		char loc[112], rel[EXPIRY_TEXT_MAX], date[16];
+		struct finding *f;
+
+		if (s->revoked)
+			continue;
+		/* An expired key is one finding (its primary), not one per subkey. */
+		if (key_expired && !s->is_primary)
+			continue;
+		where(x, s, loc, sizeof(loc));
+		expiry_format_relative(rel, sizeof(rel), s->expires, x->now);
+		expiry_format_date(date, sizeof(date), s->expires);
+
+		if (s->level >= LEVEL_NOTICE && s->level <= LEVEL_CRITICAL &&
+		    !has_successor(k, s, false)) {
+			f = add(x, "subkey-expiring", s->level, k, s, NULL);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "%s 0x%s of %s%s expires %s (%s)", subkey_role(s),
+				      key_id(s->fingerprint), uid_or_fpr(k), loc, rel, date);
+				hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+			}
+		}
+		if (s->level == LEVEL_EXPIRED && !has_successor(k, s, true)) {
+			f = add(x, "subkey-expired-no-replacement", LEVEL_CRITICAL, k, s, NULL);
+			if (f) {
+				if (s->expires != 0)
+					textf(f->message, sizeof(f->message),
+					      "%s 0x%s of %s%s %s (%s) and nothing replaces it",
+					      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k),
+					      loc, rel, date);
+				else
+					textf(f->message, sizeof(f->message),
+					      "%s 0x%s of %s%s has expired and nothing replaces it",
+					      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k),
+					      loc);
+				hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+			}
+		}
+		if (s->level == LEVEL_EXPIRED)
+			continue;
+		if (s->expires == 0) {
+			f = add(x, "subkey-no-expiry", LEVEL_NOTICE, k, s, NULL);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "%s 0x%s of %s%s never expires: an expiry date is the dead "
+				      "man's switch if the secret is lost",
+				      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k), loc);
+				hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
+			}
+		} else if (x->cfg->max_validity_days > 0 &&
+		           s->expires - x->now >
+		                   (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY) {
+			f = add(x, "subkey-expiry-too-far", LEVEL_NOTICE, k, s, NULL);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "%s 0x%s of %s%s expires %s (%s), more than %u days ahead",
+				      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k), loc,
+				      rel, date, x->cfg->max_validity_days);
+				hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+			}
+		}
+	}
+}
+
+static void rules_secret_location(struct ctx *x, const struct key *k)
+{
+	const struct subkey *primary = &k->subkeys[0];
+	struct finding *f;
+
+	if (primary->level == LEVEL_EXPIRED)
+		return;
+	if (primary->secret == SECRET_DISK) {
+		f = add(x, "primary-secret-on-disk", LEVEL_NOTICE, k, primary, NULL);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "The secret primary key of %s (0x%s) is on this computer's disk",
+			      uid_or_fpr(k), key_id(k->fingerprint));
+			textf(f->hint, sizeof(f->hint),
+			      "Back it up offline (gpg --armor --export-secret-keys %s), then "
+			      "keep only the subkeys here: gpg --delete-secret-keys %s!",
+			      k->fingerprint, k->fingerprint);
+		}
+	}
+	for (size_t i = 1; i < k->n_subkeys; i++) {
+		const struct subkey *s = &k->subkeys[i];
+
+		if (s->revoked || s->level == LEVEL_EXPIRED || s->secret != SECRET_DISK ||
+		    !(s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH)))
+			continue;
+		f = add(x, "subkey-secret-on-disk", LEVEL_NOTICE, k, s, NULL);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "%s 0x%s of %s is on this computer's disk, not on a token",
+			      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k));
+			textf(f->hint, sizeof(f->hint),
+			      "After an offline backup: gpg --edit-key %s, then \"key %zu\" and "
+			      "\"keytocard\"",
+			      k->fingerprint, i);
+		}
+	}
+}
+
+static void rule_default_key(struct ctx *x, const char *default_key)
+{
+	if (isempty(default_key))
+		return;
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const struct key *k = &x->keys[i];
+		bool expired =
+		        k->expired || (k->n_subkeys > 0 && k->subkeys[0].level == LEVEL_EXPIRED);
+		struct finding *f;
+
+		if (!(k->revoked || expired) || !audit_key_matches_spec(k, default_key))
+			continue;
+		f = add(x, "revoked-default-key", LEVEL_WARNING, k, NULL, NULL);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "gpg.conf names %s (0x%s) as default-key, but that key is %s",
+			      uid_or_fpr(k), key_id(k->fingerprint),
+			      k->revoked ? "revoked" : "expired");
+			textf(f->hint, sizeof(f->hint),
+			      "Point default-key in gpg.conf at a valid key, or remove the line");
+		}
+	}
+}
+
+static const struct subkey *find_subkey(const struct ctx *x, const char *fpr,
+                                        const struct key **ret_key)
+{
+	for (size_t i = 0; i < x->n_keys; i++)
+		for (size_t j = 0; j < x->keys[i].n_subkeys; j++)
+			if (fpr_eq(x->keys[i].subkeys[j].fingerprint, fpr)) {
+				*ret_key = &x->keys[i];
+				return &x->keys[i].subkeys[j];
+			}
+	return NULL;
+}
+
+static void rules_token(struct ctx *x, const struct token *t)
+{
+	const struct openpgp_card *c = &t->openpgp;
+	char label[96];
+	struct finding *f;
+
+	if (t->counter_went_down) {
+		f = add(x, "counter-went-down", LEVEL_WARNING, NULL, NULL, t);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "The signature counter of %s went down since it was last seen: the "
+			      "card was reset, or another card carries its serial",
+			      token_label(t, label, sizeof(label)));
+			textf(f->hint, sizeof(f->hint),
+			      "If you did not reset it, treat this token as suspect");
+		}
+	}
+	if (!t->has_openpgp || !isempty(t->error))
+		return;
+	token_label(t, label, sizeof(label));
+
+	if (c->pin_retries[0] <= x->cfg->pin_retries_low) {
+		f = add(x, "pin-retries-low",
+		        c->pin_retries[0] == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
+		if (f) {
+			if (c->pin_retries[0] == 0)
+				textf(f->message, sizeof(f->message),
+				      "The user PIN of %s is blocked", label);
+			else
+				textf(f->message, sizeof(f->message),
+				      "The user PIN of %s has %u tries left", label,
+				      c->pin_retries[0]);
+			textf(f->hint, sizeof(f->hint),
+			      "Unblock or reset it with the admin PIN: gpg --card-edit, admin, "
+			      "passwd");
+		}
+	}
+	if (c->pin_retries[2] <= x->cfg->pin_retries_low) {
+		f = add(x, "admin-pin-retries-low",
+		        c->pin_retries[2] == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
+		if (f) {
+			if (c->pin_retries[2] == 0)
+				textf(f->message, sizeof(f->message),
+				      "The admin PIN of %s is locked: the OpenPGP application can "
+				      "only be reset, which erases its keys",
+				      label);
+			else
+				textf(f->message, sizeof(f->message),
+				      "The admin PIN of %s has %u tries left", label,
+				      c->pin_retries[2]);
+			textf(f->hint, sizeof(f->hint),
+			      "Do not guess; find the admin PIN before the next attempt");
+		}
+	}
+	if (!isempty(c->slots[SLOT_SIGN].fingerprint) && c->slots[SLOT_SIGN].touch == TOUCH_OFF) {
+		f = add(x, "touch-off-signing", LEVEL_NOTICE, NULL, NULL, t);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "%s signs without a touch: software on this computer can sign "
+			      "while the PIN is cached",
+			      label);
+			textf(f->hint, sizeof(f->hint), "%s",
+			      t->kind == TOKEN_KIND_YUBIKEY
+			              ? "ykman openpgp keys set-touch sig on"
+			              : "Enable the touch policy for signatures");
+		}
+	}
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const char *fpr = c->slots[s].fingerprint;
+		const struct key *k = NULL;
+		const struct subkey *sk;
+
+		if (isempty(fpr))
+			continue;
+		sk = find_subkey(x, fpr, &k);
+		if (!sk) {
+			f = add(x, "card-slot-unknown-key", LEVEL_NOTICE, NULL, NULL, t);
+			if (f) {
+				/* The subkey field keeps slots apart in the finding's identity. */
+				strcpy_trunc(f->subkey, sizeof(f->subkey), fpr);
+				textf(f->message, sizeof(f->message),
+				      "The %s slot of %s holds key %s, which is in none of the "
+				      "keys keyctl knows",
+				      slot_name(s), label, fpr);
+				textf(f->hint, sizeof(f->hint),
+				      "Import its public key (gpg --recv-keys %s, or fetch in gpg "
+				      "--card-edit), or add it to [keyring] track",
+				      fpr);
+			}
+			continue;
+		}
+		if (sk->revoked || k->revoked) {
+			f = add(x, "revoked-key-on-card", LEVEL_WARNING, k, sk, t);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "The %s slot of %s holds %s 0x%s of %s, which is revoked",
+				      slot_name(s), label, subkey_role(sk), key_id(sk->fingerprint),
+				      uid_or_fpr(k));
+				textf(f->hint, sizeof(f->hint),
+				      "Move a valid subkey to the card: gpg --edit-key %s, "
+				      "\"key N\", \"keytocard\"",
+				      k->fingerprint);
+			}
+		} else if (sk->level == LEVEL_EXPIRED || k->expired) {
+			f = add(x, "expired-key-on-card", LEVEL_WARNING, k, sk, t);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "The %s slot of %s holds %s 0x%s of %s, which has expired",
+				      slot_name(s), label, subkey_role(sk), key_id(sk->fingerprint),
+				      uid_or_fpr(k));
+				hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
+			}
+		}
+	}
+}
+
+/* An inserted token holding fingerprints whose stubs name another card: a backup token that
+ * gpg-agent will not use until it learns it. One finding per (token, key). */
+static void rule_backup_token(struct ctx *x, const struct token *t)
+{
+	if (!t->present || !t->has_openpgp)
+		return;
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const struct key *k = &x->keys[i];
+
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const struct subkey *s = &k->subkeys[j];
+			char label[96], serial[9];
+			struct finding *f;
+
+			if (s->secret != SECRET_CARD || !token_holds(t, s->fingerprint) ||
+			    audit_card_serial_matches(s->card_serial, &t->openpgp))
+				continue;
+			f = add(x, "backup-token", LEVEL_NOTICE, k, NULL, t);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "%s holds the same keys of %s as card #%s, which gpg "
+				      "expects: "
+				      "it looks like a backup token",
+				      token_label(t, label, sizeof(label)), uid_or_fpr(k),
+				      serial_of(s->card_serial, serial));
+				textf(f->hint, sizeof(f->hint),
+				      "To use it instead, with it inserted: gpg-connect-agent "
+				      "\"scd "
+				      "serialno\" \"learn --force\" /bye");
+			}
+			break;
+		}
+	}
+}
+
+static void rule_card_not_seen(struct ctx *x, const struct key *k)
+{
+	const struct token *done[SUBKEYS_MAX];
+	size_t n_done = 0;
+
+	for (size_t j = 0; j < k->n_subkeys && n_done < ELEMENTSOF(done); j++) {
+		const struct subkey *s = &k->subkeys[j];
+		const struct token *t = token_by_id(x, s->token_id);
+		char label[96], date[16];
+		bool seen = false;
+		struct finding *f;
+
+		if (!t || t->present || s->revoked || s->level == LEVEL_EXPIRED)
+			continue;
+		for (size_t d = 0; d < n_done; d++)
+			seen = seen || done[d] == t;
+		if (seen || t->last_seen <= 0 ||
+		    x->now - t->last_seen <= (int64_t)x->cfg->card_unseen_days * SECONDS_PER_DAY)
+			continue;
+		done[n_done++] = t;
+		f = add(x, "card-not-seen", LEVEL_NOTICE, k, NULL, t);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "%s, which holds keys of %s, was last seen %" PRId64 " days ago (%s)",
+			      token_label(t, label, sizeof(label)), uid_or_fpr(k),
+			      (x->now - t->last_seen) / SECONDS_PER_DAY,
+			      expiry_format_date(date, sizeof(date), t->last_seen));
+			textf(f->hint, sizeof(f->hint),
+			      "Check that you still have it; if it is lost, revoke its subkeys: "
+			      "gpg "
+			      "--edit-key %s, \"key N\", \"revkey\"",
+			      k->fingerprint);
+		}
+	}
+}
+
+bool audit_key_matches_spec(const struct key *k, const char *spec)
+{
+	const char *p = spec;
+	size_t n;
+	bool hex = true;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncasecmp(p, "0x", 2) == 0)
+		p += 2;
+	n = strlen(p);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '!'))
+		n--;
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		hex = hex && isxdigit((unsigned char)p[i]);
+	if (hex && (n == 8 || n == 16 || n == 40 || n == 64)) {
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const char *f = k->subkeys[j].fingerprint;
+			size_t fl = strlen(f);
+
+			if (fl >= n && strncasecmp(f + fl - n, p, n) == 0)
+				return true;
+		}
+		return false;
+	}
+	/* "<alice@example.org>", "alice@example.org", "Alice": gpg's substring match. */
+	if (*p == '<' || *p == '=' || *p == '@')
+		p++, n--;
+	if (n > 0 && p[n - 1] == '>')
+		n--;
+	if (n == 0)
+		return false;
+	for (const char *u = k->uid; *u; u++)
+		if (strncasecmp(u, p, n) == 0)
+			return true;
+	return false;
+}
+
+int audit_run(const struct token *tokens, size_t n_tokens, const struct key *keys, size_t n_keys,
+              const struct config *cfg, const char *default_key, int64_t now, struct finding **ret,
+              size_t *ret_n)
+{
+	struct ctx x = {
+		.tokens = tokens,
+		.n_tokens = n_tokens,
+		.keys = keys,
+		.n_keys = n_keys,
+		.cfg = cfg,
+		.now = now,
+	};
+
+	for (size_t i = 0; i < n_keys; i++) {
+		if (!key_usable(&keys[i]))
+			continue;
+		rules_expiry(&x, &keys[i]);
+		rules_secret_location(&x, &keys[i]);
+		rule_card_not_seen(&x, &keys[i]);
+	}
+	rule_default_key(&x, default_key);
+	for (size_t i = 0; i < n_tokens; i++) {
+		rules_token(&x, &tokens[i]);
+		rule_backup_token(&x, &tokens[i]);
+	}
+	if (x.error < 0) {
+		free(x.f);
+		return x.error;
+	}
+	*ret = x.n > 0 ? x.f : (free(x.f), NULL);
+	*ret_n = x.n;
+	return 0;
+}

@@ -1,0 +1,962 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The keyring through gpgme. A listing runs two gpg operations in one context: the secret keys
+ * first (only that listing carries is_cardkey and card_number per subkey; `sec#` shows as
+ * secret=0 on the primary), then the public data for just those fingerprints and the tracked
+ * ones, so the cost does not grow with other people's keys in pubring.kbx. gpg runs with
+ * --trust-model=always: keyctl shows no validity, and gpg then never rewrites trustdb.gpg, which
+ * would otherwise wake our own watch.
+ *
+ * struct keyring_watch: inotify on GNUPGHOME and private-keys-v1.d (pubring.kbx, pubring.gpg,
+ * gpg.conf and key files; trustdb.gpg is left out for the reason above), a 200 ms debounce, the
+ * listing on a worker thread that reports through an eventfd, a 60 s watchdog that cancels the
+ * gpgme operation (gpgme_cancel_async is safe from another thread), and exponential retry.
+ *
+ * Does not: write to the keyring, talk to gpg-agent, or log.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gpgme.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keyring.h"
+
+static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
+
+static void gpgme_init(void)
+{
+	/* Must run once before contexts are made on several threads (gpgme manual, 2.4). */
+	(void)gpgme_check_version(NULL);
+}
+
+/* The one place gpgme's codes become errno values. */
+static int map_error(gpgme_error_t e)
+{
+	int r = gpgme_err_code_to_errno(gpgme_err_code(e));
+
+	if (gpgme_err_code(e) == GPG_ERR_CANCELED)
+		return -ECANCELED;
+	if (gpgme_err_code(e) == GPG_ERR_INV_ENGINE || gpgme_err_code(e) == GPG_ERR_ENOENT)
+		return -ENOENT;
+	return r > 0 ? -r : -EIO;
+}
+
+static int fail(gpgme_error_t e, char *err, size_t errsize, const char *what, const char *home)
+{
+	snprintf(err, errsize, "%s in %s: %s", what, home ? home : "the default GnuPG home",
+	         gpgme_strerror(e));
+	return map_error(e);
+}
+
+bool keyring_uid_acceptable(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strnlen(s, UID_MAX);
+
+	if (n >= UID_MAX)
+		return false;
+	while (*p) {
+		unsigned c = *p, len, cp;
+
+		if (c < 0x20 || c == 0x7f)
+			return false;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 3, cp = c & 0x07;
+		else
+			return false;
+		for (unsigned i = 1; i <= len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		/* Overlong, surrogate, beyond Unicode, C1 controls. */
+		if ((len == 2 && cp < 0x800) || (len == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
+			return false;
+		p += len + 1;
+	}
+	return true;
+}
+
+static bool hex_fpr_ok(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strlen(s);
+	if (n == 0 || n >= FPR_HEX_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+void keyring_keys_free(struct key *keys, size_t n)
+{
+	for (size_t i = 0; keys && i < n; i++)
+		free(keys[i].subkeys);
+	free(keys);
+}
+
+/* What the secret listing says about one subkey. */
+struct secret_info {
+	char fpr[FPR_HEX_MAX];
+	bool secret;
+	bool cardkey;
+	char card_serial[SERIAL_MAX];
+};
+
+struct listing {
+	struct secret_info *sec;
+	size_t n_sec, sec_allocated;
+	char (*primaries)[FPR_HEX_MAX]; /* keys with a secret part */
+	size_t n_primaries;
+};
+
+static void listing_done(struct listing *l)
+{
+	free(l->sec);
+	free(l->primaries);
+}
+
+static const struct secret_info *secret_find(const struct listing *l, const char *fpr)
+{
+	for (size_t i = 0; i < l->n_sec; i++)
+		if (strcasecmp(l->sec[i].fpr, fpr) == 0)
+			return &l->sec[i];
+	return NULL;
+}
+
+static bool is_primary_with_secret(const struct listing *l, const char *fpr)
+{
+	for (size_t i = 0; i < l->n_primaries; i++)
+		if (strcasecmp(l->primaries[i], fpr) == 0)
+			return true;
+	return false;
+}
+
+static int collect_secret(struct listing *l, gpgme_key_t k)
+{
+	if (!k->subkeys || !hex_fpr_ok(k->subkeys->fpr))
+		return 0; /* nothing we could name; skip */
+	if (l->n_primaries >= KEYS_MAX)
+		return -E2BIG;
+	if (l->n_primaries == 0) {
+		l->primaries = calloc(KEYS_MAX, sizeof(*l->primaries));
+		if (!l->primaries)
+			return -ENOMEM;
+	}
+	strcpy_trunc(l->primaries[l->n_primaries++], FPR_HEX_MAX, k->subkeys->fpr);
+
+	for (gpgme_subkey_t s = k->subkeys; s; s = s->next) {
+		struct secret_info *si;
+
+		if (!hex_fpr_ok(s->fpr))
+			continue;
+		if (l->n_sec == l->sec_allocated) {
+			size_t m = l->sec_allocated ? l->sec_allocated * 2 : 64;
+			struct secret_info *n = reallocarray(l->sec, m, sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			l->sec = n;
+			l->sec_allocated = m;
+		}
+		si = &l->sec[l->n_sec++];
+		memset(si, 0, sizeof(*si));
+		strcpy_trunc(si->fpr, sizeof(si->fpr), s->fpr);
+		si->secret = s->secret;
+		si->cardkey = s->is_cardkey;
+		/* A serial that does not fit is dropped, not cut: the stub then matches no card. */
+		if (s->is_cardkey && s->card_number &&
+		    strcpy_bounded(si->card_serial, sizeof(si->card_serial), s->card_number) < 0)
+			si->card_serial[0] = 0;
+	}
+	return 0;
+}
+
+static void map_uid(gpgme_key_t k, struct key *ret)
+{
+	/* The first valid uid that we can show whole; gpg lists the primary uid first. */
+	for (int pass = 0; pass < 2; pass++)
+		for (gpgme_user_id_t u = k->uids; u; u = u->next) {
+			if (!u->uid || (pass == 0 && (u->revoked || u->invalid)))
+				continue;
+			if (keyring_uid_acceptable(u->uid)) {
+				strcpy_trunc(ret->uid, sizeof(ret->uid), u->uid);
+				return;
+			}
+		}
+}
+
+static int map_key(gpgme_key_t k, const struct listing *l, const char *const *track, size_t n_track,
+                   struct key *ret)
+{
+	size_t n = 0, i = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	for (gpgme_subkey_t s = k->subkeys; s; s = s->next)
+		n++;
+	if (n == 0 || n > SUBKEYS_MAX || !hex_fpr_ok(k->subkeys->fpr))
+		return -EMSGSIZE; /* rejected, not cut */
+	ret->subkeys = calloc(n, sizeof(*ret->subkeys));
+	if (!ret->subkeys)
+		return -ENOMEM;
+
+	strcpy_trunc(ret->fingerprint, sizeof(ret->fingerprint), k->subkeys->fpr);
+	map_uid(k, ret);
+	ret->revoked = k->revoked;
+	ret->expired = k->expired;
+	ret->disabled = k->disabled;
+	ret->has_secret = is_primary_with_secret(l, ret->fingerprint);
+	for (size_t t = 0; t < n_track; t++)
+		if (strcasecmp(track[t], ret->fingerprint) == 0)
+			ret->tracked = true;
+
+	for (gpgme_subkey_t s = k->subkeys; s; s = s->next) {
+		struct subkey *d = &ret->subkeys[i];
+		const struct secret_info *si;
+		char *algo;
+
+		if (!hex_fpr_ok(s->fpr))
+			continue;
+		strcpy_trunc(d->fingerprint, sizeof(d->fingerprint), s->fpr);
+		if (s->keygrip && strcpy_bounded(d->keygrip, sizeof(d->keygrip), s->keygrip) < 0)
+			d->keygrip[0] = 0;
+		algo = gpgme_pubkey_algo_string(s);
+		if (algo && strcpy_bounded(d->algorithm, sizeof(d->algorithm), algo) < 0)
+			d->algorithm[0] = 0;
+		gpgme_free(algo);
+		d->capabilities =
+		        (s->can_sign ? CAP_SIGN : 0) | (s->can_encrypt ? CAP_ENCRYPT : 0) |
+		        (s->can_authenticate ? CAP_AUTH : 0) | (s->can_certify ? CAP_CERTIFY : 0);
+		d->is_primary = i == 0;
+		d->created = s->timestamp > 0 ? s->timestamp : 0;
+		d->expires = s->expires > 0 ? s->expires : 0;
+		d->revoked = s->revoked;
+		d->expired = s->expired;
+		d->disabled = s->disabled;
+		si = secret_find(l, d->fingerprint);
+		if (si && si->cardkey) {
+			d->secret = SECRET_CARD;
+			strcpy_trunc(d->card_serial, sizeof(d->card_serial), si->card_serial);
+		} else if (si && si->secret)
+			d->secret = SECRET_DISK;
+		else
+			d->secret = SECRET_NONE;
+		i++;
+	}
+	ret->n_subkeys = i;
+	return 0;
+}
+
+/* Lets the watchdog cancel a listing running on another thread. */
+struct cancel_slot {
+	pthread_mutex_t lock;
+	gpgme_ctx_t ctx;
+	bool cancelled;
+};
+
+static void cancel_slot_set(struct cancel_slot *c, gpgme_ctx_t ctx)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->ctx = ctx;
+	if (ctx && c->cancelled)
+		(void)gpgme_cancel_async(ctx);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void cancel_slot_cancel(struct cancel_slot *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->cancelled = true;
+	if (c->ctx)
+		(void)gpgme_cancel_async(c->ctx);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* gpg reports a damaged keyring only as an "ERROR <where> <code>" status line (and exit code 2,
+ * which gpgme does not show for listings); remember the first that is not "no such key". */
+struct status_watch {
+	gpgme_error_t error;
+	char where[64];
+};
+
+static gpgme_error_t on_status(void *userdata, const char *keyword, const char *args)
+{
+	struct status_watch *sw = userdata;
+	const char *sp;
+	unsigned long code;
+
+	if (!keyword || !args || !streq(keyword, "ERROR") || sw->error)
+		return 0;
+	sp = strrchr(args, ' ');
+	if (!sp)
+		return 0;
+	code = strtoul(sp + 1, NULL, 10);
+	if (gpgme_err_code((gpgme_error_t)code) == GPG_ERR_NO_PUBKEY ||
+	    gpgme_err_code((gpgme_error_t)code) == GPG_ERR_NOT_FOUND)
+		return 0;
+	sw->error = (gpgme_error_t)code ? (gpgme_error_t)code : GPG_ERR_GENERAL;
+	strcpy_trunc(sw->where, sizeof(sw->where), args);
+	return 0;
+}
+
+int keyring_check_keybox_header(const uint8_t *p, size_t n)
+{
+	/* keybox-blob.c: u32 length, u8 type (1: header), u8 version, u16 flags, "KBXf". */
+	if (n == 0)
+		return 0;
+	if (n < 12)
+		return -EBADMSG;
+	if (p[4] != 1 || memcmp(p + 8, "KBXf", 4) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
+static int check_keybox(const char *home, char *err, size_t errsize)
+{
+	_cleanup_(closep) int fd = -1;
+	char path[PATH_MAX];
+	uint8_t buf[12];
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/pubring.kbx", home) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0; /* no keybox (yet, or a pubring.gpg): gpg will say */
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return 0;
+	if (keyring_check_keybox_header(buf, (size_t)n) < 0) {
+		snprintf(err, errsize, "%s is not a keybox file (damaged?)", path);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static void ctx_releasep(gpgme_ctx_t *ctx)
+{
+	if (*ctx)
+		gpgme_release(*ctx);
+}
+
+static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *track, size_t n_track,
+                       struct key **ret_keys, size_t *ret_n, char *err, size_t errsize)
+{
+	_cleanup_(listing_done) struct listing l = {};
+	struct status_watch sw = {};
+	_cleanup_(freep) const char **patterns = NULL;
+	struct key *keys = NULL;
+	size_t n_keys = 0, n_patterns = 0;
+	gpgme_error_t e;
+	gpgme_key_t k;
+	int r;
+
+	gpgme_set_status_cb(ctx, on_status, &sw);
+	e = gpgme_op_keylist_start(ctx, NULL, 1);
+	if (e)
+		return fail(e, err, errsize, "Failed to list secret keys", home);
+	while (!(e = gpgme_op_keylist_next(ctx, &k))) {
+		r = collect_secret(&l, k);
+		gpgme_key_unref(k);
+		if (r < 0) {
+			(void)gpgme_op_keylist_end(ctx);
+			snprintf(err, errsize, "Too many secret keys (more than %d)", KEYS_MAX);
+			return r;
+		}
+	}
+	if (gpgme_err_code(e) != GPG_ERR_EOF)
+		return fail(e, err, errsize, "Failed to list secret keys", home);
+	if (sw.error)
+		return fail(sw.error, err, errsize, "gpg failed listing secret keys", home);
+
+	patterns = calloc(l.n_primaries + n_track + 1, sizeof(*patterns));
+	if (!patterns)
+		return -ENOMEM;
+	for (size_t i = 0; i < l.n_primaries; i++)
+		patterns[n_patterns++] = l.primaries[i];
+	for (size_t i = 0; i < n_track; i++)
+		if (hex_fpr_ok(track[i]) && !is_primary_with_secret(&l, track[i]))
+			patterns[n_patterns++] = track[i];
+	/* No pattern would mean "every key": there is simply nothing to list. */
+	if (n_patterns == 0) {
+		*ret_keys = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+
+	keys = calloc(n_patterns, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	e = gpgme_op_keylist_ext_start(ctx, patterns, 0, 0);
+	if (e) {
+		free(keys);
+		return fail(e, err, errsize, "Failed to list public keys", home);
+	}
+	while (!(e = gpgme_op_keylist_next(ctx, &k))) {
+		/* A pattern can match twice only if pubring holds a duplicate; never overflow. */
+		if (n_keys < n_patterns) {
+			r = map_key(k, &l, track, n_track, &keys[n_keys]);
+			if (r == -ENOMEM) {
+				gpgme_key_unref(k);
+				(void)gpgme_op_keylist_end(ctx);
+				keyring_keys_free(keys, n_keys);
+				return r;
+			}
+			if (r >= 0)
+				n_keys++;
+		}
+		gpgme_key_unref(k);
+	}
+	if (gpgme_err_code(e) != GPG_ERR_EOF || sw.error) {
+		keyring_keys_free(keys, n_keys);
+		return fail(e ? e : sw.error, err, errsize, "Failed to list public keys", home);
+	}
+	if (n_keys == 0) {
+		free(keys);
+		keys = NULL;
+	}
+	*ret_keys = keys;
+	*ret_n = n_keys;
+	return 0;
+}
+
+static int list_full(const char *home, const char *gpg_path, const char *const *track,
+                     size_t n_track, struct cancel_slot *cancel, struct key **ret_keys,
+                     size_t *ret_n, char *err, size_t errsize)
+{
+	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
+	gpgme_error_t e;
+	int r;
+
+	pthread_once(&gpgme_once, gpgme_init);
+	if (home) {
+		struct stat st;
+
+		/* gpg would create a missing home; a watcher must not. */
+		if (stat(home, &st) < 0) {
+			snprintf(err, errsize, "GnuPG home %s: %s", home, strerror(errno));
+			return -errno;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(err, errsize, "GnuPG home %s is not a directory", home);
+			return -ENOTDIR;
+		}
+	}
+	if (home) {
+		r = check_keybox(home, err, errsize);
+		if (r < 0)
+			return r;
+	}
+	if (gpg_path && access(gpg_path, X_OK) < 0) {
+		snprintf(err, errsize, "gpg at %s: %s", gpg_path, strerror(errno));
+		return -errno;
+	}
+	e = gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP);
+	if (e && !gpg_path)
+		return fail(e, err, errsize, "No usable gpg", home);
+	e = gpgme_new(&ctx);
+	if (e)
+		return fail(e, err, errsize, "Failed to create a gpgme context", home);
+	e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_OpenPGP);
+	if (!e)
+		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_OpenPGP, gpg_path, home);
+	if (!e)
+		e = gpgme_set_keylist_mode(ctx, GPGME_KEYLIST_MODE_LOCAL |
+		                                        GPGME_KEYLIST_MODE_WITH_KEYGRIP);
+	if (e)
+		return fail(e, err, errsize, "Failed to set up gpgme", home);
+	gpgme_set_offline(ctx, 1);
+	(void)gpgme_set_ctx_flag(ctx, "trust-model", "always");
+	/* Hands every status line, ERROR included, to on_status(). */
+	(void)gpgme_set_ctx_flag(ctx, "full-status", "1");
+
+	cancel_slot_set(cancel, ctx);
+	r = list_locked(ctx, home, track, n_track, ret_keys, ret_n, err, errsize);
+	cancel_slot_set(cancel, NULL);
+	return r;
+}
+
+int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *const *track,
+                      size_t n_track, struct key **ret_keys, size_t *ret_n, char *err,
+                      size_t errsize)
+{
+	return list_full(gnupghome, gpg_path, track, n_track, NULL, ret_keys, ret_n, err, errsize);
+}
+
+int keyring_list(const char *gnupghome, const char *const *track, size_t n_track,
+                 struct key **ret_keys, size_t *ret_n, char *err, size_t errsize)
+{
+	return keyring_list_with(gnupghome, NULL, track, n_track, ret_keys, ret_n, err, errsize);
+}
+
+int keyring_parse_default_key(const uint8_t *p, size_t n, char *buf, size_t size)
+{
+	const char *s = (const char *)p;
+	size_t left = n;
+
+	if (size > 0)
+		buf[0] = 0;
+	if (memchr(p, 0, n))
+		return -EBADMSG;
+	while (left > 0) {
+		const char *eol = memchr(s, '\n', left);
+		size_t len = eol ? (size_t)(eol - s) : left;
+		const char *v;
+		size_t vl, i = 0;
+
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		/* gpg's option files: "name value", '#' starts a comment line. */
+		if (len - i > 11 && strncmp(s + i, "default-key", 11) == 0 &&
+		    (s[i + 11] == ' ' || s[i + 11] == '\t')) {
+			v = s + i + 11;
+			vl = len - i - 11;
+			while (vl > 0 && (*v == ' ' || *v == '\t'))
+				v++, vl--;
+			while (vl > 0 &&
+			       (v[vl - 1] == ' ' || v[vl - 1] == '\t' || v[vl - 1] == '\r'))
+				vl--;
+			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"')
+				v++, vl -= 2;
+			if (vl > 0) {
+				if (vl >= size)
+					return -EMSGSIZE;
+				memcpy(buf, v, vl);
+				buf[vl] = 0;
+				return 1;
+			}
+		}
+		if (!eol)
+			break;
+		left -= len + 1;
+		s = eol + 1;
+	}
+	return 0;
+}
+
+int keyring_default_key(const char *gnupghome, char *buf, size_t size)
+{
+	_cleanup_(closep) int fd = -1;
+	_cleanup_(freep) uint8_t *data = NULL;
+	char path[PATH_MAX];
+	size_t n = 0;
+	struct stat st;
+
+	if (size > 0)
+		buf[0] = 0;
+	if (snprintf(path, sizeof(path), "%s/gpg.conf", gnupghome) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size > (off_t)KEYRING_GPG_CONF_MAX)
+		return -EFBIG;
+	data = malloc((size_t)st.st_size + 1);
+	if (!data)
+		return -ENOMEM;
+	while (n < (size_t)st.st_size + 1) {
+		ssize_t k = read(fd, data + n, (size_t)st.st_size + 1 - n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n > (size_t)st.st_size)
+		return -EFBIG; /* grew while we read; the next change event reads it again */
+	return keyring_parse_default_key(data, n, buf, size);
+}
+
+/* ---- the watch ---- */
+
+struct job {
+	struct cancel_slot cancel;
+	char home[PATH_MAX];
+	bool has_home;
+	char gpg_path[PATH_MAX];
+	char track[KEYRING_TRACK_MAX][FPR_HEX_MAX]; /* a copy: an orphaned job outlives the watch */
+	size_t n_track;
+	int efd;
+	struct keyring_result res;
+	bool timed_out;
+	bool finished, orphaned; /* under cancel.lock */
+};
+
+struct keyring_watch {
+	sd_event *event;
+	char home[PATH_MAX];
+	bool has_home;
+	char gpg_path[PATH_MAX];
+	char (*track)[FPR_HEX_MAX];
+	size_t n_track;
+	keyring_watch_fn fn;
+	void *userdata;
+
+	sd_event_source *inotify_home, *inotify_keys;
+	sd_event_source *debounce, *retry, *watchdog, *done;
+	int efd;
+	struct job *job;
+	pthread_t thread;
+	bool pending;
+	uint64_t backoff;
+	uint64_t timeout;
+};
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	keyring_keys_free(j->res.keys, j->res.n_keys);
+	if (j->efd >= 0)
+		close(j->efd);
+	pthread_mutex_destroy(&j->cancel.lock);
+	free(j);
+}
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	const char *track[KEYRING_TRACK_MAX];
+	uint64_t one = 1;
+	bool orphaned;
+	ssize_t k;
+
+	for (size_t i = 0; i < j->n_track; i++)
+		track[i] = j->track[i];
+	j->res.error =
+	        list_full(j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path,
+	                  track, j->n_track, &j->cancel, &j->res.keys, &j->res.n_keys,
+	                  j->res.reason, sizeof(j->res.reason));
+	if (j->res.error >= 0 && j->has_home) {
+		int r = keyring_default_key(j->home, j->res.default_key,
+		                            sizeof(j->res.default_key));
+		/* An unreadable gpg.conf costs only the default-key rule. */
+		if (r < 0)
+			j->res.default_key[0] = 0;
+	}
+	pthread_mutex_lock(&j->cancel.lock);
+	j->finished = true;
+	orphaned = j->orphaned;
+	pthread_mutex_unlock(&j->cancel.lock);
+	if (orphaned) {
+		/* The watch is gone; nobody waits for this result. */
+		job_free(j);
+		return NULL;
+	}
+	do
+		k = write(j->efd, &one, sizeof(one));
+	while (k < 0 && errno == EINTR);
+	return NULL;
+}
+
+static int arm_timer(struct keyring_watch *w, sd_event_source **s, uint64_t usec,
+                     sd_event_time_handler_t fn, const char *desc)
+{
+	uint64_t now;
+	int r;
+
+	r = sd_event_now(w->event, CLOCK_MONOTONIC, &now);
+	if (r < 0)
+		return r;
+	if (!*s) {
+		r = sd_event_add_time(w->event, s, CLOCK_MONOTONIC, now + usec, 10000, fn, w);
+		if (r >= 0)
+			(void)sd_event_source_set_description(*s, desc);
+		return r;
+	}
+	r = sd_event_source_set_time(*s, now + usec);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(*s, SD_EVENT_ONESHOT);
+}
+
+static void disarm(sd_event_source *s)
+{
+	if (s)
+		(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+}
+
+static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata);
+
+static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	return keyring_watch_refresh(userdata);
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	return keyring_watch_refresh(userdata);
+}
+
+/*
+ * gpgme_cancel_async() only takes effect when gpg's pipes next have data (gpgme's select has no
+ * timeout), and gpgme double-forks gpg, so we cannot kill it either. So a listing that takes too
+ * long is reported as failed now (the view goes stale) and its thread is left to finish: its
+ * late result, good or bad, is delivered as usual. No other listing starts meanwhile, so a hung
+ * gpg costs one thread, not one per retry.
+ */
+static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct keyring_watch *w = userdata;
+	struct keyring_result res = { .error = -ETIMEDOUT };
+
+	if (!w->job)
+		return 0;
+	w->job->timed_out = true;
+	cancel_slot_cancel(&w->job->cancel);
+	snprintf(res.reason, sizeof(res.reason),
+	         "gpg did not answer within %.1f s (keyring locked?)", (double)w->timeout / 1e6);
+	w->fn(w, &res, w->userdata);
+	return 0;
+}
+
+/* (Re)adds the inotify watches that are missing; the home or its key directory may appear
+ * later. Failures are survived: the next refresh tries again. */
+static void watches_ensure(struct keyring_watch *w)
+{
+	const uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
+	                      IN_DELETE_SELF | IN_ONLYDIR;
+	char path[PATH_MAX + 32];
+
+	if (!w->has_home)
+		return;
+	if (!w->inotify_home)
+		(void)sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify,
+		                           w);
+	if (!w->inotify_keys &&
+	    snprintf(path, sizeof(path), "%s/private-keys-v1.d", w->home) < (int)sizeof(path))
+		(void)sd_event_add_inotify(w->event, &w->inotify_keys, path, mask, on_inotify, w);
+}
+
+static bool relevant(const struct keyring_watch *w, sd_event_source *s,
+                     const struct inotify_event *ev)
+{
+	static const char *const names[] = { "pubring.kbx", "pubring.gpg", "gpg.conf",
+		                             "private-keys-v1.d" };
+
+	if (s == w->inotify_keys)
+		return ev->len == 0 || strstr(ev->name, ".key") != NULL;
+	if (ev->len == 0)
+		return true; /* the directory itself went away */
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (streq(ev->name, names[i]))
+			return true;
+	return false;
+}
+
+static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+{
+	struct keyring_watch *w = userdata;
+
+	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF)) {
+		/* The watched directory is gone; watches_ensure() adds it back once it exists. */
+		if (s == w->inotify_home)
+			w->inotify_home = sd_event_source_disable_unref(w->inotify_home);
+		else if (s == w->inotify_keys)
+			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
+		return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
+		                 "keyring-debounce");
+	}
+	if (!relevant(w, s, ev))
+		return 0;
+	return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce, "keyring-debounce");
+}
+
+static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct keyring_watch *w = userdata;
+	struct job *j = w->job;
+	uint64_t v;
+	int r = 0;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
+		return -errno;
+	if (!j)
+		return 0;
+	pthread_join(w->thread, NULL);
+	w->job = NULL;
+	disarm(w->watchdog);
+
+	if (j->res.error < 0) {
+		w->backoff = w->backoff ? MIN(w->backoff * 2, KEYRING_RETRY_MAX_USEC)
+		                        : KEYRING_RETRY_MIN_USEC;
+		r = arm_timer(w, &w->retry, w->backoff, on_retry, "keyring-retry");
+	} else
+		w->backoff = 0;
+	watches_ensure(w);
+	w->fn(w, &j->res, w->userdata);
+	job_free(j);
+	if (w->pending) {
+		w->pending = false;
+		return keyring_watch_refresh(w);
+	}
+	return r;
+}
+
+int keyring_watch_refresh(struct keyring_watch *w)
+{
+	_cleanup_(freep) struct job *j = NULL;
+	int r;
+
+	if (w->job) {
+		w->pending = true;
+		return 0;
+	}
+	disarm(w->retry);
+	disarm(w->debounce);
+	watches_ensure(w);
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	memcpy(j->home, w->home, sizeof(j->home));
+	j->has_home = w->has_home;
+	memcpy(j->gpg_path, w->gpg_path, sizeof(j->gpg_path));
+	if (w->n_track > 0)
+		memcpy(j->track, w->track, w->n_track * sizeof(*w->track));
+	j->n_track = w->n_track;
+	j->efd = fcntl(w->efd, F_DUPFD_CLOEXEC, 3);
+	if (j->efd < 0)
+		return -errno;
+	r = pthread_mutex_init(&j->cancel.lock, NULL);
+	if (r != 0) {
+		close(j->efd);
+		return -r;
+	}
+	r = pthread_create(&w->thread, NULL, job_run, j);
+	if (r != 0) {
+		close(j->efd);
+		pthread_mutex_destroy(&j->cancel.lock);
+		return -r;
+	}
+	w->job = TAKE_PTR(j);
+	return arm_timer(w, &w->watchdog, w->timeout, on_watchdog, "keyring-watchdog");
+}
+
+int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *track, size_t n_track,
+                      keyring_watch_fn fn, void *userdata, struct keyring_watch **ret)
+{
+	_cleanup_(keyring_watch_freep) struct keyring_watch *w = NULL;
+	int r;
+
+	if (n_track > KEYRING_TRACK_MAX)
+		return -E2BIG;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->efd = -1;
+	w->timeout = KEYRING_LIST_TIMEOUT_USEC;
+	w->event = sd_event_ref(e);
+	w->fn = fn;
+	w->userdata = userdata;
+	if (!isempty(gnupghome)) {
+		r = strcpy_bounded(w->home, sizeof(w->home), gnupghome);
+		if (r < 0)
+			return r;
+		w->has_home = true;
+	}
+	if (n_track > 0) {
+		w->track = calloc(n_track, sizeof(*w->track));
+		if (!w->track)
+			return -ENOMEM;
+		for (size_t i = 0; i < n_track; i++) {
+			r = strcpy_bounded(w->track[i], FPR_HEX_MAX, track[i]);
+			if (r < 0)
+				return r;
+		}
+		w->n_track = n_track;
+	}
+	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->efd < 0)
+		return -errno;
+	r = sd_event_add_io(e, &w->done, w->efd, EPOLLIN, on_done, w);
+	if (r < 0)
+		return r;
+	(void)sd_event_source_set_description(w->done, "keyring-done");
+	/* The first listing starts once the loop runs, after the caller's setters. */
+	watches_ensure(w);
+	r = arm_timer(w, &w->debounce, 0, on_debounce, "keyring-debounce");
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(w);
+	return 0;
+}
+
+int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path)
+{
+	return strcpy_bounded(w->gpg_path, sizeof(w->gpg_path), gpg_path ? gpg_path : "");
+}
+
+void keyring_watch_set_timeout(struct keyring_watch *w, uint64_t usec)
+{
+	w->timeout = usec;
+}
+
+struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
+{
+	if (!w)
+		return NULL;
+	if (w->job) {
+		struct job *j = w->job;
+		bool finished;
+
+		/* A finished thread is joined; a running one (gpg may hang) is left to free its job
+		 * itself; it holds copies of everything it reads. */
+		cancel_slot_cancel(&j->cancel);
+		pthread_mutex_lock(&j->cancel.lock);
+		finished = j->finished;
+		j->orphaned = !finished;
+		pthread_mutex_unlock(&j->cancel.lock);
+		if (finished) {
+			pthread_join(w->thread, NULL);
+			job_free(j);
+		} else
+			pthread_detach(w->thread);
+	}
+	sd_event_source_disable_unref(w->inotify_home);
+	sd_event_source_disable_unref(w->inotify_keys);
+	sd_event_source_disable_unref(w->debounce);
+	sd_event_source_disable_unref(w->retry);
+	sd_event_source_disable_unref(w->watchdog);
+	sd_event_source_disable_unref(w->done);
+	if (w->efd >= 0)
+		close(w->efd);
+	free(w->track);
+	sd_event_unref(w->event);
+	free(w);
+	return NULL;
+}

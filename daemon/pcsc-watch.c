@@ -1,0 +1,1092 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The PC/SC watcher: one worker thread blocks in SCardGetStatusChange (INFINITE) over every reader
+ * plus the "\\?PnP?\Notification" pseudo reader, and reads a card when it appears or its event
+ * counter (upper 16 bits of dwEventState) moves. Results go into a mutex-guarded queue and wake
+ * the sd-event loop through an eventfd; the loop side turns them into model sightings. This is the
+ * only file that includes <winscard.h>.
+ *
+ * Reading: SCardConnect(SHARED, T0|T1), one SCardBeginTransaction around the whole read (a few
+ * milliseconds), card_read_openpgp() over SCardTransmit, then End/Disconnect with
+ * SCARD_LEAVE_CARD. Never SCARD_RESET_CARD or SCARD_UNPOWER_CARD: a reset throws away the
+ * OpenPGP application scdaemon has selected and its next command fails once. The only application
+ * we SELECT is OpenPGP, which is the one scdaemon expects selected; selecting Yubico's management
+ * applet would leave scdaemon talking to the wrong application until it re-selects, so the device
+ * serial of a YubiKey is taken from the OpenPGP AID (the same number in BCD) instead.
+ * A read runs on its own short-lived thread with its own context: a card that never answers makes
+ * SCardTransmit block without end (vpcd and many readers have no timeout), so the worker gives up
+ * after READ_SILENCE_USEC without progress, reports "card did not answer within 5 s" and leaves
+ * that thread to finish whenever pcscd lets it go. A card is read at most twice per state change
+ * (one retry after a reset by another program), never in a loop.
+ *
+ * Sharing: a card held exclusively (SCARD_STATE_EXCLUSIVE, or SCardConnect answering
+ * SCARD_E_SHARING_VIOLATION: scdaemon without pcsc-shared) is read through scdaemon instead
+ * (scd-fallback.c, on the worker thread, with its own timeout). A card in shared use
+ * (SCARD_STATE_INUSE: scdaemon with pcsc-shared) is also asked through scdaemon when gpg-agent
+ * is already running, to keep out of its way; otherwise we read it ourselves.
+ *
+ * pcscd's absence is a state, not an error: every PC/SC sighting is removed, pcsc_available is
+ * cleared, and the loop waits for pcscd's socket ($PCSCLITE_CSOCK_NAME or /run/pcscd/pcscd.comm)
+ * with inotify on its directory (or the nearest existing parent), without polling. Under systemd,
+ * pcscd.socket keeps the socket, so SCardEstablishContext starts pcscd on demand and the service
+ * never looks absent. pcscd --auto-exit (Debian's pcscd.service) arms its 60 s exit alarm only
+ * when its list of client contexts becomes empty (winscard_svc.c), so the context this watcher
+ * holds keeps pcscd running for as long as keyctld runs. After suspend/resume pcscd may drop and
+ * re-add readers; the PnP pseudo reader reports both, and the readers are listed anew.
+ *
+ * Does not: parse card data (card-openpgp.c), merge sightings (model.c), or log above debug.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <winscard.h>
+
+#include "card-openpgp.h"
+#include "log.h"
+#include "pcsc-watch.h"
+#include "scd-fallback.h"
+
+#define PNP_READER "\\\\?PnP?\\Notification"
+#define DEFAULT_SOCKET "/run/pcscd/pcscd.comm"
+#define READERS_MAX 32
+#define READ_SILENCE_USEC (5 * 1000000ULL) /* no answer for this long: give up on the read */
+#define READ_TOTAL_USEC (30 * 1000000ULL) /* a slow card still has to finish within this */
+#define WAIT_SLICE_USEC 250000ULL
+#define SOCKET_RETRIES 20 /* after the socket appeared, pcscd may not listen yet */
+#define SOCKET_RETRY_USEC 100000ULL
+
+enum msg_type {
+	MSG_UP, /* context established */
+	MSG_DOWN, /* pcscd went away; the worker has ended */
+	MSG_CARD, /* a card's token (possibly with an error) */
+	MSG_GONE, /* no card in the reader, or the reader is gone */
+};
+
+struct msg {
+	struct msg *next;
+	enum msg_type type;
+	char reader[READER_NAME_MAX];
+	struct token token;
+};
+
+struct pcsc_watch {
+	sd_event *event;
+	struct model *model;
+	char socket_path[PATH_MAX];
+	char gnupghome[256];
+
+	int efd;
+	sd_event_source *efd_source;
+	sd_event_source *inotify_source;
+	char inotify_dir[PATH_MAX];
+	sd_event_source *retry_source;
+	unsigned retries;
+
+	pthread_t thread;
+	bool thread_running;
+
+	pthread_mutex_t lock; /* guards everything below */
+	SCARDCONTEXT ctx;
+	bool ctx_valid;
+	bool stopping;
+	bool rescan;
+	struct msg *queue, **queue_tail;
+
+	/* loop side only: readers that have a PC/SC sighting in the model */
+	char sighted[READERS_MAX][READER_NAME_MAX];
+	size_t n_sighted;
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* ---- pure helpers ------------------------------------------------------------------------ */
+
+unsigned pcsc_yubikey_interfaces(const char *reader)
+{
+	static const char prefix[] = "Yubico YubiKey ";
+	unsigned ifaces = 0;
+	const char *p;
+
+	if (strncmp(reader, prefix, sizeof(prefix) - 1) != 0)
+		return 0;
+	p = reader + sizeof(prefix) - 1;
+	/* The interface list is the next word: "OTP+FIDO+CCID", "FIDO+CCID", "CCID". */
+	while (*p && *p != ' ') {
+		size_t k = strcspn(p, "+ ");
+
+		if (k == 3 && strncmp(p, "OTP", 3) == 0)
+			ifaces |= USB_IFACE_OTP;
+		else if (k == 4 && strncmp(p, "FIDO", 4) == 0)
+			ifaces |= USB_IFACE_FIDO;
+		else if (k == 4 && strncmp(p, "CCID", 4) == 0)
+			ifaces |= USB_IFACE_CCID;
+		else if (k == 3 && strncmp(p, "U2F", 3) == 0)
+			ifaces |= USB_IFACE_FIDO;
+		p += k;
+		if (*p == '+')
+			p++;
+	}
+	return ifaces;
+}
+
+void pcsc_token_from_card(const char *reader, const struct openpgp_card *c, struct token *t)
+{
+	unsigned ifaces = pcsc_yubikey_interfaces(reader);
+
+	if (ifaces) {
+		t->kind = TOKEN_KIND_YUBIKEY;
+		strcpy_trunc(t->model, sizeof(t->model), "YubiKey");
+		t->usb_interfaces = ifaces;
+	}
+	if (!c || !*c->aid)
+		return;
+
+	switch (c->manufacturer_id) {
+	case 0x0006:
+		t->kind = TOKEN_KIND_YUBIKEY;
+		break;
+	case 0x000F:
+		t->kind = TOKEN_KIND_NITROKEY;
+		break;
+	default:
+		t->kind = TOKEN_KIND_OPENPGP_CARD;
+		break;
+	}
+
+	if (t->kind == TOKEN_KIND_YUBIKEY && c->serial[0] &&
+	    strspn(c->serial, "0123456789") == strlen(c->serial)) {
+		/* The device serial in decimal is the AID serial read as BCD: "00512345" is
+		 * YubiKey 512345, as ykman prints it. */
+		const char *s = c->serial;
+
+		while (s[0] == '0' && s[1])
+			s++;
+		strcpy_trunc(t->serial, sizeof(t->serial), s);
+	} else
+		strcpy_trunc(t->serial, sizeof(t->serial), c->serial);
+	if (t->kind == TOKEN_KIND_YUBIKEY && !t->model[0])
+		strcpy_trunc(t->model, sizeof(t->model), "YubiKey");
+	if (c->firmware[0])
+		strcpy_trunc(t->firmware, sizeof(t->firmware), c->firmware);
+}
+
+/* ---- queue (worker -> loop) -------------------------------------------------------------- */
+
+static void post(struct pcsc_watch *w, enum msg_type type, const char *reader,
+                 const struct token *t)
+{
+	struct msg *m = calloc(1, sizeof(*m));
+	uint64_t one = 1;
+
+	if (!m) {
+		log_debug("PC/SC: out of memory, dropping a reader event");
+		return;
+	}
+	m->type = type;
+	if (reader)
+		strcpy_trunc(m->reader, sizeof(m->reader), reader);
+	if (t)
+		memcpy(&m->token, t, sizeof(*t));
+	pthread_mutex_lock(&w->lock);
+	*w->queue_tail = m;
+	w->queue_tail = &m->next;
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->efd, &one, sizeof(one)) < 0)
+		log_debug("PC/SC: eventfd write failed: %m");
+}
+
+static bool is_stopping(struct pcsc_watch *w)
+{
+	bool b;
+
+	pthread_mutex_lock(&w->lock);
+	b = w->stopping;
+	pthread_mutex_unlock(&w->lock);
+	return b;
+}
+
+/* ---- error mapping (the PC/SC edge) ------------------------------------------------------ */
+
+static bool rv_service_gone(LONG rv)
+{
+	return rv == (LONG)SCARD_E_NO_SERVICE || rv == (LONG)SCARD_E_SERVICE_STOPPED ||
+	       rv == (LONG)SCARD_E_INVALID_HANDLE || rv == (LONG)SCARD_F_COMM_ERROR;
+}
+
+static int rv_to_errno(LONG rv)
+{
+	switch (rv) {
+	case SCARD_S_SUCCESS:
+		return 0;
+	case SCARD_W_REMOVED_CARD:
+	case SCARD_E_NO_SMARTCARD:
+	case SCARD_E_UNKNOWN_READER:
+	case SCARD_E_READER_UNAVAILABLE:
+		return -ENODEV;
+	case SCARD_W_RESET_CARD:
+		return -ECONNRESET;
+	case SCARD_E_TIMEOUT:
+		return -ETIMEDOUT;
+	case SCARD_E_SHARING_VIOLATION:
+		return -EBUSY;
+	case SCARD_W_UNRESPONSIVE_CARD:
+	case SCARD_W_UNPOWERED_CARD:
+		return -EPROTO;
+	case SCARD_E_NO_MEMORY:
+		return -ENOMEM;
+	case SCARD_E_INSUFFICIENT_BUFFER:
+		return -EMSGSIZE;
+	default:
+		return rv_service_gone(rv) ? -ESHUTDOWN : -EIO;
+	}
+}
+
+/* ---- one card read on its own thread ------------------------------------------------------ */
+
+struct read_job {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned refs;
+	bool done;
+	char reader[READER_NAME_MAX];
+	SCARDHANDLE h;
+	DWORD proto;
+	uint64_t last_progress;
+	uint16_t last_sw;
+	int r;
+	struct openpgp_card card;
+};
+
+static void job_unref(struct read_job *j)
+{
+	unsigned left;
+
+	pthread_mutex_lock(&j->lock);
+	left = --j->refs;
+	pthread_mutex_unlock(&j->lock);
+	if (left == 0) {
+		pthread_cond_destroy(&j->cond);
+		pthread_mutex_destroy(&j->lock);
+		free(j);
+	}
+}
+
+static int job_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
+                        size_t *resp_len)
+{
+	struct read_job *j = userdata;
+	DWORD len = (DWORD)*resp_len;
+	LONG rv;
+
+	/* Defence in depth: card-openpgp.c only builds read commands, and this transport refuses
+	 * anything else, so no code path can VERIFY or write through us. */
+	if (n < 4 || !card_ins_allowed(apdu[1]))
+		return -EPERM;
+	rv = SCardTransmit(j->h, j->proto == SCARD_PROTOCOL_T0 ? SCARD_PCI_T0 : SCARD_PCI_T1, apdu,
+	                   (DWORD)n, NULL, resp, &len);
+	pthread_mutex_lock(&j->lock);
+	j->last_progress = now_usec();
+	pthread_mutex_unlock(&j->lock);
+	if (rv != SCARD_S_SUCCESS) {
+		log_debug("PC/SC: SCardTransmit in %s: 0x%08lX", j->reader, (unsigned long)rv);
+		return rv_to_errno(rv);
+	}
+	*resp_len = len;
+	if (len >= 2)
+		j->last_sw = (uint16_t)(resp[len - 2] << 8 | resp[len - 1]);
+	return 0;
+}
+
+static int job_reconnect(struct read_job *j)
+{
+	LONG rv = SCardReconnect(j->h, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1,
+	                         SCARD_LEAVE_CARD, &j->proto);
+	return rv_to_errno(rv);
+}
+
+static int job_read(struct read_job *j, SCARDCONTEXT ctx)
+{
+	const struct card_transport t = { .transmit = job_transmit, .userdata = j };
+	LONG rv;
+	int r = -EIO;
+
+	rv = SCardConnect(ctx, j->reader, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1,
+	                  &j->h, &j->proto);
+	if (rv != SCARD_S_SUCCESS) {
+		log_debug("PC/SC: SCardConnect(%s): 0x%08lX", j->reader, (unsigned long)rv);
+		return rv_to_errno(rv);
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rv = SCardBeginTransaction(j->h);
+		if (rv == (LONG)SCARD_W_RESET_CARD && attempt == 0) {
+			r = job_reconnect(j);
+			if (r < 0)
+				break;
+			continue;
+		}
+		if (rv != SCARD_S_SUCCESS) {
+			r = rv_to_errno(rv);
+			break;
+		}
+		r = card_read_openpgp(&t, &j->card);
+		(void)SCardEndTransaction(j->h, SCARD_LEAVE_CARD);
+		if (r != -ECONNRESET || attempt > 0)
+			break;
+		/* Someone reset the card under us: reconnect without resetting it again and read
+		 * once more; a second reset is reported, not chased. */
+		if (job_reconnect(j) < 0)
+			break;
+	}
+	(void)SCardDisconnect(j->h, SCARD_LEAVE_CARD);
+	return r;
+}
+
+static void *job_main(void *p)
+{
+	struct read_job *j = p;
+	SCARDCONTEXT ctx;
+	LONG rv;
+	int r;
+
+	rv = SCardEstablishContext(SCARD_SCOPE_USER, NULL, NULL, &ctx);
+	if (rv != SCARD_S_SUCCESS)
+		r = rv_to_errno(rv);
+	else {
+		r = job_read(j, ctx);
+		(void)SCardReleaseContext(ctx);
+	}
+	pthread_mutex_lock(&j->lock);
+	j->r = r;
+	j->done = true;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	job_unref(j);
+	return NULL;
+}
+
+/* Reads the card in reader on a job thread. Returns the job's result, or -ETIMEDOUT when the card
+ * stopped answering (the job is abandoned and *ret_stuck set: it still holds the reader). */
+static int read_card_pcsc(struct pcsc_watch *w, const char *reader, struct openpgp_card *ret,
+                          uint16_t *ret_sw, struct read_job **ret_stuck)
+{
+	struct read_job *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t tid;
+	uint64_t start = now_usec();
+	int r;
+
+	if (!j)
+		return -ENOMEM;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->cond, NULL);
+	j->refs = 2;
+	strcpy_trunc(j->reader, sizeof(j->reader), reader);
+	j->last_progress = start;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = -pthread_create(&tid, &attr, job_main, j);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		j->refs = 1;
+		job_unref(j);
+		return r;
+	}
+
+	pthread_mutex_lock(&j->lock);
+	for (;;) {
+		struct timespec ts;
+		uint64_t now;
+
+		if (j->done)
+			break;
+		now = now_usec();
+		if (now - j->last_progress >= READ_SILENCE_USEC || now - start >= READ_TOTAL_USEC)
+			break;
+		pthread_mutex_unlock(&j->lock);
+		if (is_stopping(w)) {
+			pthread_mutex_lock(&j->lock);
+			break;
+		}
+		pthread_mutex_lock(&j->lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)(WAIT_SLICE_USEC * 1000);
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		(void)pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+	}
+	if (j->done) {
+		r = j->r;
+		memcpy(ret, &j->card, sizeof(*ret));
+		*ret_sw = j->last_sw;
+		pthread_mutex_unlock(&j->lock);
+		job_unref(j);
+		return r;
+	}
+	memcpy(ret, &j->card, sizeof(*ret));
+	*ret_sw = j->last_sw;
+	pthread_mutex_unlock(&j->lock);
+	/* Keep our reference: the worker checks whether the stuck read has ended before it reads
+	 * that reader again (its transaction would block ours). */
+	*ret_stuck = j;
+	return -ETIMEDOUT;
+}
+
+static bool job_finished(struct read_job *j)
+{
+	bool done;
+
+	pthread_mutex_lock(&j->lock);
+	done = j->done;
+	pthread_mutex_unlock(&j->lock);
+	return done;
+}
+
+/* ---- the worker -------------------------------------------------------------------------- */
+
+struct reader_slot {
+	char name[READER_NAME_MAX];
+	DWORD state; /* dwCurrentState for the next wait */
+	unsigned counter; /* event counter of the last read */
+	bool have_read;
+	bool reported; /* a MSG_CARD is in the model for this reader */
+	struct read_job *stuck;
+};
+
+static void read_error_text(int r, uint16_t sw, char *buf, size_t size)
+{
+	switch (r) {
+	case -ENODEV:
+		snprintf(buf, size, "card removed during read");
+		break;
+	case -EBADMSG:
+		snprintf(buf, size, "malformed application data");
+		break;
+	case -ETIMEDOUT:
+		snprintf(buf, size, "card did not answer within %llu s",
+		         (unsigned long long)(READ_SILENCE_USEC / 1000000));
+		break;
+	case -ECONNRESET:
+		snprintf(buf, size, "card was reset by another program twice during read");
+		break;
+	case -EPROTO:
+		snprintf(buf, size, "card does not answer (mute or unpowered)");
+		break;
+	case -EMSGSIZE:
+		snprintf(buf, size, "card data larger than expected");
+		break;
+	case -EACCES:
+		snprintf(buf, size, "card refused to read data (status word %04X)", sw);
+		break;
+	case -EIO:
+		if (sw && sw != 0x9000)
+			snprintf(buf, size, "status word %04X", sw);
+		else
+			snprintf(buf, size, "card read failed: input/output error");
+		break;
+	default:
+		snprintf(buf, size, "card read failed: %s", strerror(-r));
+		break;
+	}
+}
+
+static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
+{
+	_cleanup_(freep) struct token *t = calloc(1, sizeof(*t));
+	_cleanup_(freep) struct openpgp_card *card = calloc(1, sizeof(*card));
+	bool exclusive = ev & SCARD_STATE_EXCLUSIVE;
+	bool scd_first = exclusive || ((ev & SCARD_STATE_INUSE) && scd_agent_running(w->gnupghome));
+	char scd_err[ERROR_TEXT_MAX - 32] = "";
+	uint16_t sw = 0;
+	int r = -EBUSY;
+
+	if (!t || !card)
+		return;
+	strcpy_trunc(t->reader, sizeof(t->reader), s->name);
+
+	if (ev & SCARD_STATE_MUTE) {
+		pcsc_token_from_card(s->name, NULL, t);
+		snprintf(t->error, sizeof(t->error), "card does not answer (mute)");
+		post(w, MSG_CARD, s->name, t);
+		s->reported = true;
+		return;
+	}
+
+	if (!scd_first) {
+		r = read_card_pcsc(w, s->name, card, &sw, &s->stuck);
+		if (r == -ESHUTDOWN || is_stopping(w))
+			return; /* pcscd went away: the next wait says so */
+		if (r == -ENODEV && !card->aid[0])
+			return; /* gone before we got anything: the next state change says so */
+		if (r >= 0 || r == -ENOENT)
+			t->read_path = READ_PATH_PCSC;
+	}
+	if (r == -EBUSY) {
+		/* Held exclusively (or in shared use by scdaemon): ask scdaemon, which has it. */
+		int q = scd_read_card(w->gnupghome, card, scd_err, sizeof(scd_err));
+
+		if (q >= 0 || q == -ENOENT) {
+			r = q;
+			t->read_path = READ_PATH_SCDAEMON;
+		} else if (!exclusive && scd_first) {
+			/* Shared use and scdaemon could not help: read ourselves. */
+			memset(card, 0, sizeof(*card));
+			r = read_card_pcsc(w, s->name, card, &sw, &s->stuck);
+			if (r == -ESHUTDOWN || is_stopping(w))
+				return;
+			if (r >= 0 || r == -ENOENT)
+				t->read_path = READ_PATH_PCSC;
+		} else
+			r = q;
+	}
+
+	if (r == -ENOENT) {
+		/* A card without the OpenPGP application: seen, nothing to read, no error. */
+		pcsc_token_from_card(s->name, NULL, t);
+		t->has_openpgp = false;
+	} else {
+		t->has_openpgp = card->aid[0] != 0;
+		if (t->has_openpgp)
+			memcpy(&t->openpgp, card, sizeof(*card));
+		pcsc_token_from_card(s->name, t->has_openpgp ? card : NULL, t);
+		if (r == -EBUSY || (r < 0 && scd_err[0]))
+			snprintf(t->error, sizeof(t->error), "card held by another program; %s",
+			         scd_err[0] ? scd_err : "scdaemon could not read it");
+		else if (r < 0)
+			read_error_text(r, sw, t->error, sizeof(t->error));
+	}
+	if (r < 0 && r != -ENOENT)
+		log_debug("PC/SC: reading %s: %s", s->name, t->error);
+	post(w, MSG_CARD, s->name, t);
+	s->reported = true;
+}
+
+static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, bool rescan)
+{
+	unsigned counter = (unsigned)(ev >> 16);
+
+	if ((ev & (SCARD_STATE_UNKNOWN | SCARD_STATE_UNAVAILABLE | SCARD_STATE_IGNORE)) ||
+	    !(ev & SCARD_STATE_PRESENT)) {
+		if (s->reported)
+			post(w, MSG_GONE, s->name, NULL);
+		s->reported = false;
+		s->have_read = false;
+		return;
+	}
+	/* INUSE/EXCLUSIVE flip when anyone (us included) connects: only a new card, a changed
+	 * event counter, or a rescan is a reason to read. */
+	if (s->have_read && s->counter == counter && !rescan)
+		return;
+	if (s->stuck) {
+		if (!job_finished(s->stuck))
+			return; /* the silent read still holds the reader: wait for the next change
+			         */
+		job_unref(s->stuck);
+		s->stuck = NULL;
+	}
+	s->counter = counter;
+	s->have_read = true;
+	report_card(w, s, ev);
+}
+
+/* Lists the readers; keeps the state of readers seen before, reports vanished ones as gone. */
+static LONG relist(struct pcsc_watch *w, SCARDCONTEXT ctx, struct reader_slot *slots,
+                   size_t *n_slots)
+{
+	_cleanup_(freep) char *buf = NULL;
+	struct reader_slot fresh[READERS_MAX];
+	size_t n = 0;
+	DWORD len = 0;
+	LONG rv;
+
+	rv = SCardListReaders(ctx, NULL, NULL, &len);
+	if (rv == (LONG)SCARD_E_NO_READERS_AVAILABLE)
+		len = 0;
+	else if (rv != SCARD_S_SUCCESS)
+		return rv;
+	if (len > 0) {
+		buf = calloc(1, len + 1);
+		if (!buf)
+			return SCARD_E_NO_MEMORY;
+		rv = SCardListReaders(ctx, NULL, buf, &len);
+		if (rv == (LONG)SCARD_E_NO_READERS_AVAILABLE)
+			len = 0;
+		else if (rv != SCARD_S_SUCCESS)
+			return rv;
+	}
+	memset(fresh, 0, sizeof(fresh));
+	for (const char *p = buf; p && len > 0 && *p && p < buf + len; p += strlen(p) + 1) {
+		struct reader_slot *old = NULL;
+
+		if (n >= READERS_MAX || strlen(p) >= READER_NAME_MAX)
+			continue;
+		for (size_t i = 0; i < *n_slots; i++)
+			if (streq(slots[i].name, p))
+				old = &slots[i];
+		if (old) {
+			fresh[n] = *old;
+			old->name[0] = 0; /* taken over */
+		} else {
+			strcpy_trunc(fresh[n].name, sizeof(fresh[n].name), p);
+			fresh[n].state = SCARD_STATE_UNAWARE;
+		}
+		n++;
+	}
+	for (size_t i = 0; i < *n_slots; i++) {
+		if (!slots[i].name[0])
+			continue;
+		if (slots[i].reported)
+			post(w, MSG_GONE, slots[i].name, NULL);
+		if (slots[i].stuck)
+			job_unref(slots[i].stuck);
+	}
+	memcpy(slots, fresh, sizeof(fresh));
+	*n_slots = n;
+	return SCARD_S_SUCCESS;
+}
+
+static void *worker_main(void *p)
+{
+	struct pcsc_watch *w = p;
+	struct reader_slot *slots = calloc(READERS_MAX, sizeof(*slots));
+	SCARD_READERSTATE st[READERS_MAX + 1];
+	DWORD pnp_state = SCARD_STATE_UNAWARE;
+	size_t n = 0;
+	SCARDCONTEXT ctx;
+	LONG rv;
+
+	if (!slots) {
+		post(w, MSG_DOWN, NULL, NULL);
+		return NULL;
+	}
+	rv = SCardEstablishContext(SCARD_SCOPE_USER, NULL, NULL, &ctx);
+	if (rv != SCARD_S_SUCCESS) {
+		log_debug("PC/SC: SCardEstablishContext: 0x%08lX", (unsigned long)rv);
+		free(slots);
+		post(w, MSG_DOWN, NULL, NULL);
+		return NULL;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->ctx = ctx;
+	w->ctx_valid = true;
+	pthread_mutex_unlock(&w->lock);
+	post(w, MSG_UP, NULL, NULL);
+
+	for (;;) {
+		bool rescan;
+
+		pthread_mutex_lock(&w->lock);
+		rescan = w->rescan;
+		w->rescan = false;
+		pthread_mutex_unlock(&w->lock);
+		if (is_stopping(w))
+			break;
+
+		rv = relist(w, ctx, slots, &n);
+		if (rv != SCARD_S_SUCCESS)
+			break;
+		if (rescan)
+			for (size_t i = 0; i < n; i++)
+				if (slots[i].state & SCARD_STATE_PRESENT)
+					handle_state(w, &slots[i], slots[i].state, true);
+
+		memset(st, 0, sizeof(st));
+		for (size_t i = 0; i < n; i++) {
+			st[i].szReader = slots[i].name;
+			st[i].dwCurrentState = slots[i].state;
+		}
+		st[n].szReader = PNP_READER;
+		st[n].dwCurrentState = pnp_state;
+
+		rv = SCardGetStatusChange(ctx, INFINITE, st, (DWORD)(n + 1));
+		if (is_stopping(w))
+			break;
+		if (rv == (LONG)SCARD_E_CANCELLED || rv == (LONG)SCARD_E_TIMEOUT ||
+		    rv == (LONG)SCARD_E_UNKNOWN_READER)
+			continue; /* rescan request, or a reader vanished: list again */
+		if (rv != SCARD_S_SUCCESS) {
+			log_debug("PC/SC: SCardGetStatusChange: 0x%08lX", (unsigned long)rv);
+			if (rv_service_gone(rv))
+				break;
+			/* Unexpected: do not spin on it; treat as pcscd trouble and start over
+			 * once its socket shows life again. */
+			break;
+		}
+		for (size_t i = 0; i < n && !is_stopping(w); i++) {
+			DWORD ev = st[i].dwEventState;
+
+			if (ev & SCARD_STATE_CHANGED)
+				handle_state(w, &slots[i], ev, false);
+			slots[i].state = ev & ~(DWORD)SCARD_STATE_CHANGED;
+		}
+		pnp_state = st[n].dwEventState & ~(DWORD)SCARD_STATE_CHANGED;
+	}
+
+	pthread_mutex_lock(&w->lock);
+	w->ctx_valid = false;
+	pthread_mutex_unlock(&w->lock);
+	(void)SCardReleaseContext(ctx);
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].stuck)
+			job_unref(slots[i].stuck);
+	free(slots);
+	if (!is_stopping(w))
+		post(w, MSG_DOWN, NULL, NULL);
+	return NULL;
+}
+
+/* ---- loop side --------------------------------------------------------------------------- */
+
+static int64_t now_epoch(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static void set_available(struct pcsc_watch *w, bool available)
+{
+	struct daemon_info info;
+
+	memcpy(&info, model_daemon_info(w->model), sizeof(info));
+	if (info.pcsc_available == available)
+		return;
+	info.pcsc_available = available;
+	(void)model_daemon_info_put(w->model, &info);
+}
+
+static void sighted_add(struct pcsc_watch *w, const char *reader)
+{
+	for (size_t i = 0; i < w->n_sighted; i++)
+		if (streq(w->sighted[i], reader))
+			return;
+	if (w->n_sighted < READERS_MAX)
+		strcpy_trunc(w->sighted[w->n_sighted++], READER_NAME_MAX, reader);
+}
+
+static void sighted_del(struct pcsc_watch *w, const char *reader)
+{
+	for (size_t i = 0; i < w->n_sighted; i++)
+		if (streq(w->sighted[i], reader)) {
+			memmove(w->sighted[i], w->sighted[w->n_sighted - 1], READER_NAME_MAX);
+			w->n_sighted--;
+			return;
+		}
+}
+
+static int start_worker(struct pcsc_watch *w);
+static int arm_wait(struct pcsc_watch *w);
+
+static void join_worker(struct pcsc_watch *w)
+{
+	if (!w->thread_running)
+		return;
+	(void)pthread_join(w->thread, NULL);
+	w->thread_running = false;
+}
+
+static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct pcsc_watch *w = userdata;
+	struct msg *q;
+	uint64_t v;
+	int r;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_debug("PC/SC: eventfd read failed: %m");
+
+	pthread_mutex_lock(&w->lock);
+	q = w->queue;
+	w->queue = NULL;
+	w->queue_tail = &w->queue;
+	pthread_mutex_unlock(&w->lock);
+
+	while (q) {
+		struct msg *m = q;
+
+		q = m->next;
+		switch (m->type) {
+		case MSG_UP:
+			set_available(w, true);
+			break;
+		case MSG_CARD:
+			r = model_sighting_put(w->model, SIGHTING_PCSC, m->reader, &m->token,
+			                       now_epoch());
+			if (r < 0)
+				log_debug_errno(r, "PC/SC: sighting of %s not stored: %m",
+				                m->reader);
+			sighted_add(w, m->reader);
+			break;
+		case MSG_GONE:
+			(void)model_sighting_remove(w->model, SIGHTING_PCSC, m->reader,
+			                            now_epoch());
+			sighted_del(w, m->reader);
+			break;
+		case MSG_DOWN:
+			join_worker(w);
+			while (w->n_sighted > 0) {
+				(void)model_sighting_remove(w->model, SIGHTING_PCSC,
+				                            w->sighted[w->n_sighted - 1],
+				                            now_epoch());
+				w->n_sighted--;
+			}
+			set_available(w, false);
+			r = arm_wait(w);
+			if (r < 0)
+				log_debug_errno(r, "PC/SC: cannot watch for pcscd's socket: %m");
+			break;
+		}
+		free(m);
+	}
+	return 0;
+}
+
+/* True when something listens on pcscd's socket. A stale socket file (pcscd killed) refuses. */
+static bool socket_alive(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_(closep) int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return true;
+	return errno == EAGAIN || errno == EINPROGRESS;
+}
+
+static void disarm_wait(struct pcsc_watch *w)
+{
+	w->inotify_source = sd_event_source_disable_unref(w->inotify_source);
+	w->retry_source = sd_event_source_disable_unref(w->retry_source);
+	w->inotify_dir[0] = 0;
+}
+
+static void try_start(struct pcsc_watch *w)
+{
+	int r;
+
+	if (w->thread_running)
+		return;
+	disarm_wait(w);
+	r = start_worker(w);
+	if (r < 0) {
+		log_debug_errno(r, "PC/SC: cannot start the watcher thread: %m");
+		(void)arm_wait(w);
+	}
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct pcsc_watch *w = userdata;
+
+	w->retry_source = sd_event_source_disable_unref(w->retry_source);
+	if (socket_alive(w->socket_path)) {
+		try_start(w);
+		return 0;
+	}
+	if (++w->retries < SOCKET_RETRIES)
+		(void)sd_event_add_time_relative(w->event, &w->retry_source, CLOCK_MONOTONIC,
+		                                 SOCKET_RETRY_USEC, 0, on_retry, w);
+	return 0;
+}
+
+static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+{
+	struct pcsc_watch *w = userdata;
+	char dir[PATH_MAX];
+	const char *base;
+
+	strcpy_trunc(dir, sizeof(dir), w->socket_path);
+	*strrchr(dir, '/') = 0;
+	base = strrchr(w->socket_path, '/') + 1;
+
+	if (!streq(w->inotify_dir, dir[0] ? dir : "/")) {
+		/* Watching a parent: something was created on the way, look again. */
+		(void)arm_wait(w);
+		return 0;
+	}
+	if (ev->len == 0 || !streq(ev->name, base))
+		return 0;
+	if (socket_alive(w->socket_path)) {
+		try_start(w);
+		return 0;
+	}
+	/* The socket exists before pcscd listens on it (bind, then listen): give it a moment, a
+	 * bounded number of times, then go back to waiting for the next creation. */
+	w->retries = 0;
+	if (!w->retry_source)
+		(void)sd_event_add_time_relative(w->event, &w->retry_source, CLOCK_MONOTONIC,
+		                                 SOCKET_RETRY_USEC, 0, on_retry, w);
+	return 0;
+}
+
+/* Waits for pcscd's socket: inotify on its directory, or the nearest existing parent. */
+/* The socket's directory, or its nearest existing parent. */
+static int nearest_dir(const char *path, char *dir, size_t size)
+{
+	struct stat st;
+
+	strcpy_trunc(dir, size, path);
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+
+		if (!slash)
+			return -EINVAL;
+		if (slash == dir) {
+			dir[1] = 0;
+			return 0;
+		}
+		*slash = 0;
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+	}
+}
+
+static int arm_wait(struct pcsc_watch *w)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	/* A directory on the way may be created between looking and watching: look again after
+	 * each new watch until the nearest existing directory is the watched one. */
+	for (;;) {
+		r = nearest_dir(w->socket_path, dir, sizeof(dir));
+		if (r < 0)
+			return r;
+		if (streq(w->inotify_dir, dir))
+			break;
+		w->inotify_source = sd_event_source_disable_unref(w->inotify_source);
+		w->inotify_dir[0] = 0;
+		r = sd_event_add_inotify(w->event, &w->inotify_source, dir,
+		                         IN_CREATE | IN_MOVED_TO | IN_ONLYDIR, on_inotify, w);
+		if (r < 0)
+			return r;
+		(void)sd_event_source_set_description(w->inotify_source, "pcscd-socket");
+		strcpy_trunc(w->inotify_dir, sizeof(w->inotify_dir), dir);
+	}
+	/* pcscd may have come back before the watch was in place. */
+	if (socket_alive(w->socket_path))
+		try_start(w);
+	return 0;
+}
+
+static int start_worker(struct pcsc_watch *w)
+{
+	int r;
+
+	pthread_mutex_lock(&w->lock);
+	w->stopping = false;
+	pthread_mutex_unlock(&w->lock);
+	r = -pthread_create(&w->thread, NULL, worker_main, w);
+	if (r < 0)
+		return r;
+	w->thread_running = true;
+	return 0;
+}
+
+int pcsc_watch_new(sd_event *e, struct model *m, struct pcsc_watch **ret)
+{
+	_cleanup_(pcsc_watch_freep) struct pcsc_watch *w = NULL;
+	const char *sock = getenv("PCSCLITE_CSOCK_NAME");
+	int r;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->efd = -1;
+	pthread_mutex_init(&w->lock, NULL);
+	w->queue_tail = &w->queue;
+	w->event = sd_event_ref(e);
+	w->model = m;
+	r = strcpy_bounded(w->socket_path, sizeof(w->socket_path),
+	                   !isempty(sock) && sock[0] == '/' ? sock : DEFAULT_SOCKET);
+	if (r < 0)
+		return r;
+	strcpy_trunc(w->gnupghome, sizeof(w->gnupghome), model_daemon_info(m)->gnupghome);
+
+	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->efd < 0)
+		return -errno;
+	r = sd_event_add_io(e, &w->efd_source, w->efd, EPOLLIN, on_wakeup, w);
+	if (r < 0)
+		return r;
+	(void)sd_event_source_set_description(w->efd_source, "pcsc-watch");
+
+	r = start_worker(w);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(w);
+	return 0;
+}
+
+int pcsc_watch_rescan(struct pcsc_watch *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->rescan = true;
+	if (w->ctx_valid)
+		(void)SCardCancel(w->ctx);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)
+{
+	if (!w)
+		return NULL;
+	if (w->thread_running) {
+		pthread_mutex_lock(&w->lock);
+		w->stopping = true;
+		pthread_mutex_unlock(&w->lock);
+		/* SCardCancel is lost when the worker is between two waits: repeat it until the
+		 * worker has left (it checks `stopping` before each wait and during reads). */
+		for (;;) {
+			struct timespec ts;
+
+			pthread_mutex_lock(&w->lock);
+			if (w->ctx_valid)
+				(void)SCardCancel(w->ctx);
+			pthread_mutex_unlock(&w->lock);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000000L;
+			ts.tv_sec += ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			if (pthread_timedjoin_np(w->thread, NULL, &ts) == 0)
+				break;
+		}
+		w->thread_running = false;
+	}
+	disarm_wait(w);
+	w->efd_source = sd_event_source_disable_unref(w->efd_source);
+	if (w->efd >= 0)
+		close(w->efd);
+	while (w->queue) {
+		struct msg *m = w->queue;
+
+		w->queue = m->next;
+		free(m);
+	}
+	pthread_mutex_destroy(&w->lock);
+	sd_event_unref(w->event);
+	free(w);
+	return NULL;
+}

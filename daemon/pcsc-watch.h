@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Watches PC/SC readers and cards (pcsc-lite) and reports each reader's card to the model as a
+ * PC/SC sighting. The waiting and the card reads run on one worker thread; results reach the
+ * sd-event loop through an eventfd, so nothing here blocks the loop.
+ *
+ * Does not: parse card data (card-openpgp.c), talk to gpg-agent itself (scd-fallback.c), or
+ * merge sightings into tokens (model.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <systemd/sd-event.h>
+
+#include "model.h"
+#include "types.h"
+
+struct pcsc_watch;
+
+/* Starts watching. pcscd being absent is not an error: the watcher then waits for its socket
+ * (daemon_info.pcsc_available tells which). Returns 0 or -errno. */
+int pcsc_watch_new(sd_event *e, struct model *m, struct pcsc_watch **ret);
+/* Stops the worker thread (SCardCancel) and releases everything. Takes NULL. */
+struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w);
+static inline void pcsc_watch_freep(struct pcsc_watch **w)
+{
+	if (*w)
+		pcsc_watch_free(*w);
+}
+
+/* Re-reads every present card at the next occasion (e.g. after resume). */
+int pcsc_watch_rescan(struct pcsc_watch *w);
+
+/* Pure helpers, exposed for tests. */
+/* Fills kind, serial, model, usb_interfaces and firmware of *t from the card data and the
+ * reader name (YubiKeys: the decimal device serial is the BCD AID serial). */
+void pcsc_token_from_card(const char *reader, const struct openpgp_card *c, struct token *t);
+/* Parses "Yubico YubiKey OTP+FIDO+CCID 00 00" into USB_IFACE_* bits; 0 when not a YubiKey. */
+unsigned pcsc_yubikey_interfaces(const char *reader);

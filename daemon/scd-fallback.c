@@ -1,0 +1,728 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reads the OpenPGP card through scdaemon when scdaemon holds it: an Assuan session with gpg-agent
+ * (gpgme, GPGME_PROTOCOL_ASSUAN) sending "SCD SERIALNO openpgp" and "SCD GETATTR <name>" for the
+ * fields keyctl shows, and a pure parser of the status lines scdaemon answers with (formats of
+ * GnuPG 2.2/2.4 scd/app-openpgp.c, values percent-plus escaped by scd/command.c). gpg-agent is
+ * started the way GnuPG starts it (`gpgconf --launch gpg-agent`), only when a read needs it.
+ * The session runs on a helper thread so that a hung agent costs the caller SCD_TIMEOUT_MS, not
+ * forever; the helper finishes on its own and frees what it owns.
+ *
+ * Never sends a command that could ask for a PIN or touch: no PKSIGN, PKDECRYPT, PKAUTH,
+ * CHECKPIN, PASSWD, LEARN --force; the command list is fixed below.
+ * With several cards, scdaemon answers for the card it has selected; we cannot name the reader.
+ *
+ * Does not: talk PC/SC, read the keyring, or log.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gpgme.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "card-openpgp.h"
+#include "scd-fallback.h"
+
+extern char **environ;
+
+/* ---- the pure status-line parser ---------------------------------------------------------- */
+
+struct cursor {
+	const uint8_t *p;
+	size_t left;
+};
+
+/* Next space-separated word of the raw (escaped) line. */
+static bool next_word(struct cursor *c, const uint8_t **ret, size_t *ret_len)
+{
+	size_t k = 0;
+
+	while (c->left > 0 && *c->p == ' ') {
+		c->p++;
+		c->left--;
+	}
+	if (c->left == 0)
+		return false;
+	while (k < c->left && c->p[k] != ' ')
+		k++;
+	*ret = c->p;
+	*ret_len = k;
+	c->p += k;
+	c->left -= k;
+	return true;
+}
+
+/* The rest of the line after one separating space. */
+static void rest(struct cursor *c, const uint8_t **ret, size_t *ret_len)
+{
+	if (c->left > 0 && *c->p == ' ') {
+		c->p++;
+		c->left--;
+	}
+	*ret = c->p;
+	*ret_len = c->left;
+}
+
+static int hexval(uint8_t ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* Undoes Assuan's percent-plus escaping into out[size]. Returns the length, -EBADMSG on a bad
+ * escape, -EMSGSIZE when it does not fit. With text, NUL and control bytes are refused. */
+static int unescape(const uint8_t *p, size_t n, uint8_t *out, size_t size, bool text)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b = p[i];
+
+		if (b == '+')
+			b = ' ';
+		else if (b == '%') {
+			int hi, lo;
+
+			if (n - i < 3)
+				return -EBADMSG;
+			hi = hexval(p[i + 1]);
+			lo = hexval(p[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -EBADMSG;
+			b = (uint8_t)(hi << 4 | lo);
+			i += 2;
+		}
+		if (text && b < 0x20)
+			return -EBADMSG;
+		if (o >= size)
+			return -EMSGSIZE;
+		out[o++] = b;
+	}
+	return (int)o;
+}
+
+static int unescape_text(const uint8_t *p, size_t n, char *out, size_t size)
+{
+	int k;
+
+	if (size == 0)
+		return -EMSGSIZE;
+	k = unescape(p, n, (uint8_t *)out, size - 1, true);
+	if (k < 0)
+		return k;
+	out[k] = 0;
+	return 0;
+}
+
+static int parse_u64(const uint8_t *p, size_t n, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 20)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -EBADMSG;
+		if (v > (max - (uint64_t)(p[i] - '0')) / 10)
+			return -EBADMSG;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+static bool word_is(const uint8_t *p, size_t n, const char *s)
+{
+	return n == strlen(s) && memcmp(p, s, n) == 0;
+}
+
+/* "1".."3" -> slot index. */
+static int parse_keyno(struct cursor *c)
+{
+	const uint8_t *w;
+	size_t n;
+
+	if (!next_word(c, &w, &n) || n != 1 || w[0] < '1' || w[0] > '3')
+		return -EBADMSG;
+	return w[0] - '1';
+}
+
+static int parse_hex_upper(const uint8_t *p, size_t n, char *out, size_t size)
+{
+	if (n + 1 > size)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < n; i++) {
+		if (hexval(p[i]) < 0)
+			return -EBADMSG;
+		out[i] = (char)(p[i] >= 'a' ? p[i] - 'a' + 'A' : p[i]);
+	}
+	out[n] = 0;
+	return 0;
+}
+
+/* OpenPGP card 3.4, 4.2.1: D2 76 00 01 24 | 01 | version (2) | manufacturer (2) | serial (4) |
+ * RFU (2). */
+static int parse_serialno(const uint8_t *p, size_t n, struct openpgp_card *c)
+{
+	static const char rid[] = "D27600012401";
+	char hex[33];
+	uint8_t b[16];
+	int r;
+
+	if (n != 32)
+		return -EBADMSG;
+	r = parse_hex_upper(p, n, hex, sizeof(hex));
+	if (r < 0)
+		return r;
+	if (memcmp(hex, rid, strlen(rid)) != 0)
+		return -EBADMSG;
+	for (size_t i = 0; i < 16; i++)
+		b[i] = (uint8_t)(hexval((uint8_t)hex[2 * i]) << 4 |
+		                 hexval((uint8_t)hex[2 * i + 1]));
+	memcpy(c->aid, hex, sizeof(hex));
+	snprintf(c->version, sizeof(c->version), "%u.%u", b[6], b[7]);
+	c->manufacturer_id = (uint16_t)(b[8] << 8 | b[9]);
+	memcpy(c->serial, hex + 20, 8);
+	c->serial[8] = 0;
+	return 0;
+}
+
+/* "Ed25519", "Curve25519", "nistp256", "NIST P-256", "brainpoolP256r1" -> keyctl's names. */
+static int curve_to_algorithm(const char *curve, char *out, size_t size)
+{
+	static const struct {
+		const char *scd, *name;
+	} map[] = {
+		{ "Ed25519", "ed25519" },
+		{ "ed25519", "ed25519" },
+		{ "Curve25519", "cv25519" },
+		{ "cv25519", "cv25519" },
+		{ "Ed448", "ed448" },
+		{ "X448", "cv448" },
+		{ "cv448", "cv448" },
+		{ "NIST P-256", "nistp256" },
+		{ "nistp256", "nistp256" },
+		{ "NIST P-384", "nistp384" },
+		{ "nistp384", "nistp384" },
+		{ "NIST P-521", "nistp521" },
+		{ "nistp521", "nistp521" },
+		{ "secp256k1", "secp256k1" },
+		{ "brainpoolP256r1", "brainpoolP256r1" },
+		{ "brainpoolP384r1", "brainpoolP384r1" },
+		{ "brainpoolP512r1", "brainpoolP512r1" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(map); i++)
+		if (streq(curve, map[i].scd))
+			return strcpy_bounded(out, size, map[i].name);
+	/* An unknown curve is shown as scdaemon names it, if it is a plain word. */
+	for (const char *s = curve; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && *s != '-')
+			return -EBADMSG;
+	return strcpy_bounded(out, size, curve);
+}
+
+/* "1 1 rsa2048 17 0" (RSA) or "1 22 Ed25519" (ECC), GnuPG's send_key_attr(). */
+static int parse_key_attr(struct cursor *c, struct openpgp_card *card)
+{
+	const uint8_t *w, *v;
+	size_t n, vn;
+	uint64_t algo;
+	char name[ALGO_NAME_MAX];
+	int slot, r;
+
+	slot = parse_keyno(c);
+	if (slot < 0)
+		return slot;
+	if (!next_word(c, &w, &n) || parse_u64(w, n, 255, &algo) < 0)
+		return -EBADMSG;
+	if (algo == 1 || algo == 2 || algo == 3) {
+		uint64_t bits;
+
+		if (!next_word(c, &v, &vn))
+			return -EBADMSG;
+		/* 2.2 sends "rsa2048", older ones the bare number. */
+		if (vn > 3 && memcmp(v, "rsa", 3) == 0) {
+			v += 3;
+			vn -= 3;
+		}
+		if (parse_u64(v, vn, 16384, &bits) < 0 || bits == 0)
+			return -EBADMSG;
+		snprintf(card->slots[slot].algorithm, ALGO_NAME_MAX, "rsa%" PRIu64, bits);
+		return 0;
+	}
+	if (algo != 18 && algo != 19 && algo != 22)
+		return -EBADMSG;
+	rest(c, &v, &vn);
+	r = unescape_text(v, vn, name, sizeof(name));
+	if (r < 0)
+		return r;
+	return curve_to_algorithm(name, card->slots[slot].algorithm, ALGO_NAME_MAX);
+}
+
+int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *card)
+{
+	struct cursor c = { .p = p, .left = n };
+	const uint8_t *kw, *w;
+	size_t kwn, wn;
+	uint64_t v;
+	int slot, r;
+
+	if (!next_word(&c, &kw, &kwn))
+		return -EBADMSG;
+
+	if (word_is(kw, kwn, "SERIALNO")) {
+		if (!next_word(&c, &w, &wn) || c.left != 0)
+			return -EBADMSG;
+		return parse_serialno(w, wn, card);
+	}
+	if (word_is(kw, kwn, "MANUFACTURER")) {
+		char name[sizeof(card->manufacturer)];
+
+		if (!next_word(&c, &w, &wn) || parse_u64(w, wn, 0xffff, &v) < 0)
+			return -EBADMSG;
+		rest(&c, &w, &wn);
+		r = unescape_text(w, wn, name, sizeof(name));
+		if (r < 0)
+			return r;
+		card->manufacturer_id = (uint16_t)v;
+		memcpy(card->manufacturer, name, sizeof(name));
+		return 0;
+	}
+	if (word_is(kw, kwn, "KEY-FPR")) {
+		slot = parse_keyno(&c);
+		if (slot < 0)
+			return slot;
+		if (!next_word(&c, &w, &wn) || (wn != 40 && wn != 64) || c.left != 0)
+			return -EBADMSG;
+		return parse_hex_upper(w, wn, card->slots[slot].fingerprint, FPR_HEX_MAX);
+	}
+	if (word_is(kw, kwn, "KEY-TIME")) {
+		slot = parse_keyno(&c);
+		if (slot < 0)
+			return slot;
+		if (!next_word(&c, &w, &wn) || c.left != 0 || parse_u64(w, wn, INT64_MAX, &v) < 0)
+			return -EBADMSG;
+		card->slots[slot].created = (int64_t)v;
+		return 0;
+	}
+	if (word_is(kw, kwn, "SIG-COUNTER")) {
+		if (!next_word(&c, &w, &wn) || c.left != 0 || parse_u64(w, wn, UINT32_MAX, &v) < 0)
+			return -EBADMSG;
+		card->signature_counter = (uint32_t)v;
+		return 0;
+	}
+	if (word_is(kw, kwn, "CHV-STATUS")) {
+		/* " 1 127 127 127 3 0 3" escaped as "+1+127+127+127+3+0+3": PW1 validity, three
+		 * maximum lengths, three retry counters (OpenPGP card 3.4, 4.4.1, DO C4). */
+		char buf[7 * 4 + 8];
+		struct cursor t;
+		unsigned vals[7], k = 0;
+
+		rest(&c, &w, &wn);
+		r = unescape_text(w, wn, buf, sizeof(buf));
+		if (r < 0)
+			return r == -EMSGSIZE ? -EBADMSG : r;
+		t = (struct cursor){ .p = (const uint8_t *)buf, .left = strlen(buf) };
+		while (next_word(&t, &w, &wn)) {
+			if (k >= ELEMENTSOF(vals) || parse_u64(w, wn, 255, &v) < 0)
+				return -EBADMSG;
+			vals[k++] = (unsigned)v;
+		}
+		if (k != ELEMENTSOF(vals))
+			return -EBADMSG;
+		for (unsigned i = 0; i < 3; i++)
+			card->pin_retries[i] = (uint8_t)vals[4 + i];
+		return 0;
+	}
+	if (word_is(kw, kwn, "DISP-NAME")) {
+		/* The raw DO 5B; converted exactly as our own card read converts it ("<<" and
+		 * "<" to spaces, ISO 8859-1 to UTF-8) by handing it to card-openpgp.c's parser. */
+		uint8_t tlv[2 + CARDHOLDER_MAX * 2];
+		int k;
+
+		rest(&c, &w, &wn);
+		k = unescape(w, wn, tlv + 2, sizeof(tlv) - 2, true);
+		if (k < 0)
+			return k;
+		tlv[0] = 0x5b;
+		tlv[1] = (uint8_t)k;
+		return card_parse_cardholder(tlv, (size_t)k + 2, card);
+	}
+	if (word_is(kw, kwn, "PUBKEY-URL")) {
+		rest(&c, &w, &wn);
+		return unescape_text(w, wn, card->url, sizeof(card->url));
+	}
+	if (word_is(kw, kwn, "KEY-ATTR"))
+		return parse_key_attr(&c, card);
+	if (kwn == 5 && memcmp(kw, "UIF-", 4) == 0 && kw[4] >= '1' && kw[4] <= '3') {
+		/* The raw DO D6..D8 (OpenPGP card 3.4, 4.4.3.6): policy byte, feature byte. */
+		static const enum touch_policy policies[] = {
+			TOUCH_OFF, TOUCH_ON, TOUCH_FIXED, TOUCH_CACHED, TOUCH_CACHED_FIXED,
+		};
+		uint8_t raw[2];
+		int k;
+
+		slot = kw[4] - '1';
+		rest(&c, &w, &wn);
+		k = unescape(w, wn, raw, sizeof(raw), false);
+		if (k < 0)
+			return k == -EMSGSIZE ? -EBADMSG : k;
+		if (k != 2 || raw[0] >= ELEMENTSOF(policies))
+			return -EBADMSG;
+		card->slots[slot].touch = policies[raw[0]];
+		return 0;
+	}
+	return 0; /* a keyword we did not ask for: scdaemon may add more over time */
+}
+
+/* ---- talking to gpg-agent ------------------------------------------------------------------ */
+
+static const char *const scd_attrs[] = {
+	"MANUFACTURER", "KEY-FPR",  "KEY-TIME", "SIG-COUNTER", "CHV-STATUS", "DISP-NAME",
+	"PUBKEY-URL",   "KEY-ATTR", "UIF-1",    "UIF-2",       "UIF-3",
+};
+
+/* Runs gpgconf with args (and --homedir when home is set); stdout into out (NUL-terminated,
+ * first line only). Returns the exit status or -errno. */
+static int run_gpgconf(const char *home, const char *a1, const char *a2, char *out, size_t size)
+{
+	const char *argv[8];
+	posix_spawn_file_actions_t fa;
+	int pipefd[2], status, r;
+	size_t k = 0, n = 0;
+	pid_t pid;
+
+	argv[k++] = "gpgconf";
+	if (!isempty(home)) {
+		argv[k++] = "--homedir";
+		argv[k++] = home;
+	}
+	argv[k++] = a1;
+	argv[k++] = a2;
+	argv[k] = NULL;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	r = -posix_spawnp(&pid, "gpgconf", &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (r < 0) {
+		close(pipefd[0]);
+		return r;
+	}
+	for (;;) {
+		char tmp[256];
+		ssize_t got = read(pipefd[0], tmp, sizeof(tmp));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		for (ssize_t i = 0; out && i < got; i++)
+			if (n + 1 < size)
+				out[n++] = tmp[i];
+	}
+	close(pipefd[0]);
+	if (out && size > 0) {
+		out[n] = 0;
+		out[strcspn(out, "\n")] = 0;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -EIO;
+}
+
+static int agent_socket(const char *home, char *out, size_t size)
+{
+	int r;
+
+	if (isempty(home)) {
+		const char *s = gpgme_get_dirinfo("agent-socket");
+
+		if (s)
+			return strcpy_bounded(out, size, s);
+	}
+	r = run_gpgconf(home, "--list-dirs", "agent-socket", out, size);
+	if (r < 0)
+		return r;
+	if (r != 0 || !*out)
+		return -EHOSTDOWN;
+	return 0;
+}
+
+static bool socket_accepts(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	bool ok;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
+static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
+
+static void gpgme_init(void)
+{
+	(void)gpgme_check_version(NULL);
+}
+
+bool scd_agent_running(const char *gnupghome)
+{
+	char sock[512];
+
+	pthread_once(&gpgme_once, gpgme_init);
+	return agent_socket(gnupghome, sock, sizeof(sock)) >= 0 && socket_accepts(sock);
+}
+
+struct scd_job {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned refs;
+	bool done;
+	char home[256];
+	int r;
+	char err[ERROR_TEXT_MAX];
+	struct openpgp_card card;
+	/* status-callback state */
+	int parse_error;
+	char parse_keyword[24];
+};
+
+static void scd_job_unref(struct scd_job *j)
+{
+	unsigned left;
+
+	pthread_mutex_lock(&j->lock);
+	left = --j->refs;
+	pthread_mutex_unlock(&j->lock);
+	if (left == 0) {
+		pthread_cond_destroy(&j->cond);
+		pthread_mutex_destroy(&j->lock);
+		free(j);
+	}
+}
+
+static gpgme_error_t on_status(void *opaque, const char *status, const char *args)
+{
+	struct scd_job *j = opaque;
+	char line[SCD_LINE_MAX + 64];
+	int n, r;
+
+	n = snprintf(line, sizeof(line), "%s%s%s", status, args && *args ? " " : "",
+	             args ? args : "");
+	if (n < 0 || (size_t)n >= sizeof(line))
+		r = -EMSGSIZE;
+	else
+		r = scd_parse_status((const uint8_t *)line, (size_t)n, &j->card);
+	if (r < 0 && !j->parse_error) {
+		j->parse_error = r;
+		strcpy_trunc(j->parse_keyword, sizeof(j->parse_keyword), status);
+	}
+	return 0;
+}
+
+static gpgme_error_t on_data(void *opaque, const void *data, size_t len)
+{
+	return 0; /* GETATTR answers in status lines; D lines are not expected and ignored */
+}
+
+static int map_gpg_error(gpgme_error_t e)
+{
+	switch (gpgme_err_code(e)) {
+	case GPG_ERR_NO_ERROR:
+		return 0;
+	case GPG_ERR_CARD_NOT_PRESENT:
+	case GPG_ERR_CARD_REMOVED:
+	case GPG_ERR_ENODEV:
+		return -ENODEV;
+	case GPG_ERR_NOT_SUPPORTED:
+	case GPG_ERR_NOT_FOUND:
+	case GPG_ERR_WRONG_CARD:
+	case GPG_ERR_UNSUPPORTED_OPERATION:
+		return -ENOENT;
+	case GPG_ERR_TIMEOUT:
+	case GPG_ERR_ETIMEDOUT:
+		return -ETIMEDOUT;
+	case GPG_ERR_ASS_CONNECT_FAILED:
+	case GPG_ERR_NO_AGENT:
+	case GPG_ERR_ECONNREFUSED:
+	case GPG_ERR_ENOENT:
+		return -EHOSTDOWN;
+	default:
+		return -EIO;
+	}
+}
+
+static int scd_session(struct scd_job *j)
+{
+	gpgme_ctx_t ctx = NULL;
+	gpgme_error_t e, op = 0;
+	char sock[512], cmd[64];
+	int r;
+
+	r = agent_socket(j->home, sock, sizeof(sock));
+	if (r < 0) {
+		snprintf(j->err, sizeof(j->err), "cannot find gpg-agent's socket (gpgconf)");
+		return -EHOSTDOWN;
+	}
+	if (!socket_accepts(sock)) {
+		/* Start the agent the way gpg does; it then starts scdaemon on demand. */
+		r = run_gpgconf(j->home, "--launch", "gpg-agent", NULL, 0);
+		if (r != 0 || !socket_accepts(sock)) {
+			snprintf(j->err, sizeof(j->err),
+			         "gpg-agent is not running and could not "
+			         "be started");
+			return -EHOSTDOWN;
+		}
+	}
+
+	e = gpgme_new(&ctx);
+	if (!e)
+		e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_ASSUAN);
+	if (!e)
+		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_ASSUAN, sock, NULL);
+	if (e) {
+		snprintf(j->err, sizeof(j->err), "gpgme: %s", gpgme_strerror(e));
+		gpgme_release(ctx);
+		return -EIO;
+	}
+
+	e = gpgme_op_assuan_transact_ext(ctx, "SCD SERIALNO openpgp", on_data, j, NULL, NULL,
+	                                 on_status, j, &op);
+	if (e || op) {
+		gpgme_error_t x = e ? e : op;
+
+		r = map_gpg_error(x);
+		snprintf(j->err, sizeof(j->err), "scdaemon: %s", gpgme_strerror(x));
+		gpgme_release(ctx);
+		return r;
+	}
+	if (!j->card.aid[0]) {
+		snprintf(j->err, sizeof(j->err), "scdaemon sent no OpenPGP serial number");
+		gpgme_release(ctx);
+		return j->parse_error ? -EBADMSG : -ENOENT;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(scd_attrs); i++) {
+		snprintf(cmd, sizeof(cmd), "SCD GETATTR %s", scd_attrs[i]);
+		op = 0;
+		e = gpgme_op_assuan_transact_ext(ctx, cmd, on_data, j, NULL, NULL, on_status, j,
+		                                 &op);
+		if (e) {
+			/* The connection itself failed: what we have is incomplete. */
+			r = map_gpg_error(e);
+			snprintf(j->err, sizeof(j->err), "scdaemon: %s", gpgme_strerror(e));
+			gpgme_release(ctx);
+			return r;
+		}
+		/* op != 0: this attribute is unknown to this GnuPG (UIF-n before 2.3) or the
+		 * card lacks the DO; the others still count. */
+	}
+	gpgme_release(ctx);
+	if (j->parse_error) {
+		snprintf(j->err, sizeof(j->err), "scdaemon sent a malformed %s", j->parse_keyword);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static void *scd_job_main(void *p)
+{
+	struct scd_job *j = p;
+	int r = scd_session(j);
+
+	pthread_mutex_lock(&j->lock);
+	j->r = r;
+	j->done = true;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	scd_job_unref(j);
+	return NULL;
+}
+
+int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, size_t errsize)
+{
+	struct scd_job *j;
+	pthread_attr_t attr;
+	pthread_t tid;
+	struct timespec deadline;
+	int r;
+
+	pthread_once(&gpgme_once, gpgme_init);
+	memset(ret, 0, sizeof(*ret));
+	if (errsize > 0)
+		err[0] = 0;
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->cond, NULL);
+	j->refs = 2;
+	if (gnupghome)
+		strcpy_trunc(j->home, sizeof(j->home), gnupghome);
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = -pthread_create(&tid, &attr, scd_job_main, j);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		j->refs = 1;
+		scd_job_unref(j);
+		return r;
+	}
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += SCD_TIMEOUT_MS / 1000;
+	deadline.tv_nsec += (long)(SCD_TIMEOUT_MS % 1000) * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->done)
+		if (pthread_cond_timedwait(&j->cond, &j->lock, &deadline) == ETIMEDOUT)
+			break;
+	if (j->done) {
+		r = j->r;
+		memcpy(ret, &j->card, sizeof(*ret));
+		if (errsize > 0)
+			strcpy_trunc(err, errsize, j->err);
+	} else {
+		r = -ETIMEDOUT;
+		if (errsize > 0)
+			snprintf(err, errsize, "scdaemon did not answer within %d s",
+			         SCD_TIMEOUT_MS / 1000);
+	}
+	pthread_mutex_unlock(&j->lock);
+	scd_job_unref(j);
+	if (r < 0 && r != -EBADMSG)
+		memset(ret, 0, sizeof(*ret));
+	return r;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reading the OpenPGP card through scdaemon (via gpg-agent's Assuan socket) when the card is held
+ * by scdaemon and our own PC/SC read cannot or should not run. Only SERIALNO and GETATTR are
+ * sent: nothing here can ask for a PIN (no PKSIGN, PKDECRYPT, CHECKPIN, LEARN --force).
+ *
+ * Does not: talk PC/SC, touch the keyring, or log (callers do).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+/* How long one scd_read_card() may take in total before it gives up with -ETIMEDOUT. */
+#define SCD_TIMEOUT_MS 10000
+/* Longest status line we accept from the agent (Assuan's own line limit is 1000). */
+#define SCD_LINE_MAX 1000
+
+/*
+ * Reads the card scdaemon currently has (SCD SERIALNO openpgp, then GETATTR of the fields keyctl
+ * shows) into *ret (zeroed first). gnupghome NULL or "" means GnuPG's default. Starts gpg-agent
+ * (gpgconf --launch gpg-agent) when it is not running. Returns 0; -ENOENT no OpenPGP card in
+ * scdaemon's reader; -ETIMEDOUT; -EHOSTDOWN agent unreachable; -EIO other. err gets a sentence.
+ */
+int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, size_t errsize);
+
+/* True when gpg-agent's socket for gnupghome accepts connections (does not start the agent). */
+bool scd_agent_running(const char *gnupghome);
+
+/*
+ * Pure parser of one Assuan status line's keyword and arguments as scdaemon sends them for
+ * SERIALNO/GETATTR ("KEY-FPR 1 3C7E...", "CHV-STATUS +1+127+127+127+3+0+3", percent-plus
+ * escaped), merged into *c. Unknown keywords are ignored (returns 0). Returns 0, -EBADMSG on a
+ * malformed value, -EMSGSIZE when a value exceeds its field.
+ */
+int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *c);

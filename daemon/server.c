@@ -1,0 +1,955 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * keyctld's Varlink service. One listening socket (ours, or systemd's), one struct client per
+ * connection with a bounded input buffer (varlink.c's framing) and a bounded output queue. Calls
+ * are answered at once from the model's getters; Watch replies go out as the model's events come
+ * in, through the one subscription this file holds. Nothing here blocks: writes that do not go
+ * through stay queued and EPOLLOUT is asked for; a client whose queue passes queue_max is dropped
+ * rather than slowing anyone else down. A client that breaks the protocol gets one error reply
+ * and is closed once it is sent.
+ *
+ * Does not: change the model (Reload calls main.c's handler), or talk to any watcher.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "config-build.h"
+#include "log.h"
+#include "server.h"
+#include "varlink.h"
+
+#define SERVER_MAX_CLIENTS_DEFAULT 64u
+#define SERVER_QUEUE_MAX_DEFAULT (1024u * 1024u)
+#define SERVER_READ_SIZE 16384u
+#define SERVER_URL "https://github.com/keyctl/keyctl"
+
+/* org.varlink.service, as https://varlink.org/Service defines it, for GetInterfaceDescription. */
+static const char service_interface[] =
+        "# The Varlink Service Interface is provided by every varlink service. It\n"
+        "# describes the service and the interfaces it implements.\n"
+        "interface org.varlink.service\n"
+        "\n"
+        "# Get a list of all the interfaces a service provides and information\n"
+        "# about the implementation.\n"
+        "method GetInfo() -> (\n"
+        "\tvendor: string,\n"
+        "\tproduct: string,\n"
+        "\tversion: string,\n"
+        "\turl: string,\n"
+        "\tinterfaces: []string\n"
+        ")\n"
+        "\n"
+        "# Get the description of an interface that is implemented by this service.\n"
+        "method GetInterfaceDescription(interface: string) -> (description: string)\n"
+        "\n"
+        "# The requested interface was not found.\n"
+        "error InterfaceNotFound (interface: string)\n"
+        "\n"
+        "# The requested method was not found\n"
+        "error MethodNotFound (method: string)\n"
+        "\n"
+        "# The interface defines the requested method, but the service does not\n"
+        "# implement it.\n"
+        "error MethodNotImplemented (method: string)\n"
+        "\n"
+        "# One of the passed parameters is invalid.\n"
+        "error InvalidParameter (parameter: string)\n"
+        "\n"
+        "# Client is denied access\n"
+        "error PermissionDenied ()\n"
+        "\n"
+        "# Method is expected to be called with 'more' set to true, but wasn't\n"
+        "error ExpectedMore ()\n";
+
+struct client {
+	struct server *server;
+	struct client *next, *prev;
+	int fd;
+	sd_event_source *io;
+	sd_event_source *idle; /* armed while half a message waits for its end */
+	struct varlink_buffer in;
+	char *out; /* queued output: bytes [out_start, out_end) */
+	size_t out_start, out_end, out_alloc;
+	bool watching; /* a Watch call is running: events go out as replies */
+	bool closing; /* protocol broken or peer done: close once the queue is sent */
+	bool dead; /* closed; freed by the server's gc */
+};
+
+struct server {
+	sd_event *event;
+	struct model *model;
+	int listen_fd;
+	sd_event_source *listen_src;
+	sd_event_source *gc;
+	char path[PATH_MAX]; /* "" when systemd passed the socket */
+	bool own_socket; /* we bound path, so we unlink it */
+	unsigned max_clients;
+	size_t queue_max;
+	uint64_t idle_usec;
+	struct client *clients;
+	unsigned n_clients; /* live ones */
+	unsigned n_watching;
+	server_reload_fn reload;
+	void *reload_userdata;
+	bool subscribed;
+	bool told_full, told_uid; /* log such a refusal once, not once per connection */
+};
+
+static void json_putp(json_object **o)
+{
+	json_object_put(*o);
+}
+
+/* ---- client lifetime ---- */
+
+static struct client *client_free(struct client *c)
+{
+	if (!c)
+		return NULL;
+	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->idle);
+	if (c->fd >= 0)
+		close(c->fd);
+	varlink_buffer_done(&c->in);
+	free(c->out);
+	free(c);
+	return NULL;
+}
+
+static int on_gc(sd_event_source *s, void *userdata)
+{
+	struct server *srv = userdata;
+	struct client *c = srv->clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (!c->dead)
+			continue;
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			srv->clients = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		client_free(c);
+	}
+	return 0;
+}
+
+/* Closes a client now and frees it later from a defer source, so that a fan-out loop or the
+ * client's own handler never touches freed memory. */
+static void client_kill(struct client *c)
+{
+	struct server *srv = c->server;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+	sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+	/* shutdown() rather than close(): the fd number stays ours until the gc frees it. */
+	shutdown(c->fd, SHUT_RDWR);
+	srv->n_clients--;
+	if (c->watching)
+		srv->n_watching--;
+	sd_event_source_set_enabled(srv->gc, SD_EVENT_ONESHOT);
+}
+
+static size_t client_queued(const struct client *c)
+{
+	return c->out_end - c->out_start;
+}
+
+static void client_update_events(struct client *c)
+{
+	uint32_t ev = 0;
+
+	if (c->dead)
+		return;
+	if (!c->closing)
+		ev |= EPOLLIN;
+	if (client_queued(c) > 0)
+		ev |= EPOLLOUT;
+	(void)sd_event_source_set_io_events(c->io, ev);
+}
+
+/* Writes what the socket takes. Returns 0, or -errno when the client is gone. */
+static int client_flush(struct client *c)
+{
+	while (client_queued(c) > 0) {
+		ssize_t k = send(c->fd, c->out + c->out_start, client_queued(c),
+		                 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		c->out_start += (size_t)k;
+	}
+	if (client_queued(c) == 0) {
+		c->out_start = c->out_end = 0;
+		if (c->closing)
+			return -ECONNRESET; /* all said: close */
+	}
+	client_update_events(c);
+	return 0;
+}
+
+/*
+ * Queues one message (n bytes, its NUL included) and tries to send it. A message always fits an
+ * empty queue, so that one large GetStatus reply goes out whatever queue_max says; on top of
+ * queued bytes it must stay within queue_max, else the client is not reading and is dropped.
+ * Returns 0, or -ENOBUFS / -errno after which the caller kills the client.
+ */
+static int client_send(struct client *c, const char *msg, size_t n)
+{
+	size_t q = client_queued(c);
+
+	if (c->dead)
+		return -ECONNRESET;
+	if (q > 0 && n > c->server->queue_max - MIN(q, c->server->queue_max))
+		return -ENOBUFS;
+	if (c->out_alloc - c->out_end < n) {
+		size_t need, a;
+		char *d;
+
+		if (c->out_start > 0) {
+			memmove(c->out, c->out + c->out_start, q);
+			c->out_start = 0;
+			c->out_end = q;
+		}
+		need = c->out_end + n;
+		a = MAX(c->out_alloc, (size_t)4096);
+		while (a < need)
+			a *= 2;
+		if (a != c->out_alloc) {
+			d = realloc(c->out, a);
+			if (!d)
+				return -ENOMEM;
+			c->out = d;
+			c->out_alloc = a;
+		}
+	}
+	memcpy(c->out + c->out_end, msg, n);
+	c->out_end += n;
+	return client_flush(c);
+}
+
+static int client_reply(struct client *c, json_object *params, bool continues)
+{
+	_cleanup_(freep) char *m = NULL;
+	size_t n;
+	int r;
+
+	r = varlink_reply_build(params, continues, &m, &n);
+	if (r < 0)
+		return r;
+	return client_send(c, m, n);
+}
+
+static int client_error(struct client *c, const char *error, const char *field, const char *value)
+{
+	_cleanup_(freep) char *m = NULL;
+	size_t n;
+	int r;
+
+	if (field)
+		r = varlink_error_build_string(error, field, value, &m, &n);
+	else
+		r = varlink_error_build(error, NULL, &m, &n);
+	if (r < 0)
+		return r;
+	return client_send(c, m, n);
+}
+
+/* The peer broke the protocol: tell it why, once, and close after that is sent. */
+static int client_fail(struct client *c, const char *error, const char *field, const char *value)
+{
+	int r;
+
+	c->closing = true;
+	r = client_error(c, error, field, value);
+	if (r < 0)
+		return r;
+	return client_flush(c);
+}
+
+/* ---- methods ---- */
+
+static int reply_json(struct client *c, const struct varlink_call *call, int r, json_object *p)
+{
+	_cleanup_(json_putp) json_object *params = p;
+
+	if (r < 0)
+		return r;
+	if (call->oneway)
+		return 0;
+	return client_reply(c, params, false);
+}
+
+static int method_get_status(struct client *c, const struct varlink_call *call)
+{
+	const struct model *m = c->server->model;
+	const struct token *t;
+	const struct key *k;
+	const struct finding *f;
+	size_t nt = model_tokens(m, &t), nk = model_keys(m, &k), nf = model_findings(m, &f);
+	json_object *p = NULL;
+	int r = codec_status_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_get_tokens(struct client *c, const struct varlink_call *call)
+{
+	const struct token *t;
+	size_t n = model_tokens(c->server->model, &t);
+	json_object *p = NULL;
+	int r = codec_tokens_to_json(t, n, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_get_keys(struct client *c, const struct varlink_call *call)
+{
+	const struct key *k;
+	size_t n = model_keys(c->server->model, &k);
+	json_object *p = NULL;
+	int r = codec_keys_to_json(k, n, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_get_findings(struct client *c, const struct varlink_call *call)
+{
+	const struct finding *f;
+	size_t n = model_findings(c->server->model, &f);
+	json_object *p = NULL;
+	int r = codec_findings_to_json(f, n, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_reload(struct client *c, const struct varlink_call *call)
+{
+	struct server *srv = c->server;
+	char reason[ERROR_TEXT_MAX] = "";
+	int r;
+
+	if (!srv->reload)
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
+		                                   "reloading is not supported by this daemon");
+	r = srv->reload(srv->reload_userdata, reason, sizeof(reason));
+	/* The handler may have changed the model, and the fan-out may have dropped clients; this
+	 * one is not watching (a watching connection takes no further calls), so it is alive. */
+	if (call->oneway)
+		return 0;
+	if (r < 0) {
+		if (isempty(reason))
+			strcpy_trunc(reason, sizeof(reason), strerror(-r));
+		return client_error(c, KEYCTL_ERROR_RELOAD_FAILED, "reason", reason);
+	}
+	return client_reply(c, NULL, false);
+}
+
+static int method_watch(struct client *c, const struct varlink_call *call)
+{
+	const struct model *m = c->server->model;
+	const struct token *t;
+	const struct key *k;
+	const struct finding *f;
+	size_t nt, nk, nf;
+	_cleanup_(json_putp) json_object *p = NULL;
+	int r;
+
+	if (!call->more)
+		return call->oneway ? 0 : client_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL, NULL);
+	nt = model_tokens(m, &t);
+	nk = model_keys(m, &k);
+	nf = model_findings(m, &f);
+	r = codec_event_state_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
+	if (r < 0)
+		return r;
+	c->watching = true;
+	c->server->n_watching++;
+	return client_reply(c, p, true);
+}
+
+static int method_get_info(struct client *c, const struct varlink_call *call)
+{
+	_cleanup_(json_putp) json_object *p = json_object_new_object();
+	json_object *a = json_object_new_array();
+
+	if (!p || !a || json_object_object_add(p, "interfaces", a) < 0) {
+		json_object_put(a);
+		return -ENOMEM;
+	}
+	if (json_object_array_add(a, json_object_new_string(VARLINK_INTERFACE)) < 0 ||
+	    json_object_array_add(a, json_object_new_string(VARLINK_SERVICE_INTERFACE)) < 0 ||
+	    json_object_object_add(p, "vendor", json_object_new_string("keyctl")) < 0 ||
+	    json_object_object_add(p, "product", json_object_new_string("keyctld")) < 0 ||
+	    json_object_object_add(p, "version", json_object_new_string(PACKAGE_VERSION)) < 0 ||
+	    json_object_object_add(p, "url", json_object_new_string(SERVER_URL)) < 0)
+		return -ENOMEM;
+	return reply_json(c, call, 0, TAKE_PTR(p));
+}
+
+struct iface_param {
+	char interface[VARLINK_METHOD_MAX + 1];
+};
+
+static const struct varlink_field iface_param_table[] = {
+	{ "interface", VARLINK_STRING, VARLINK_MANDATORY, offsetof(struct iface_param, interface),
+	  sizeof(((struct iface_param *)0)->interface), NULL },
+	{},
+};
+
+static int method_get_interface_description(struct client *c, const struct varlink_call *call)
+{
+	struct iface_param ip = {};
+	const char *text;
+	json_object *p;
+
+	if (varlink_dispatch(call->parameters, iface_param_table, 0, &ip, NULL, NULL) < 0)
+		return call->oneway ? 0
+		                    : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
+		                                   "interface");
+	if (streq(ip.interface, VARLINK_INTERFACE))
+		text = varlink_keyctl_interface;
+	else if (streq(ip.interface, VARLINK_SERVICE_INTERFACE))
+		text = service_interface;
+	else
+		return call->oneway ? 0
+		                    : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
+		                                   "interface", ip.interface);
+	p = json_object_new_object();
+	if (!p || json_object_object_add(p, "description", json_object_new_string(text)) < 0) {
+		json_object_put(p);
+		return -ENOMEM;
+	}
+	return reply_json(c, call, 0, p);
+}
+
+struct method {
+	const char *name;
+	int (*fn)(struct client *c, const struct varlink_call *call);
+	bool takes_parameters; /* checks them itself; the others take none */
+};
+
+static const struct method methods[] = {
+	{ "io.keyctl.GetStatus", method_get_status, false },
+	{ "io.keyctl.GetTokens", method_get_tokens, false },
+	{ "io.keyctl.GetKeys", method_get_keys, false },
+	{ "io.keyctl.GetFindings", method_get_findings, false },
+	{ "io.keyctl.Reload", method_reload, false },
+	{ "io.keyctl.Watch", method_watch, false },
+	{ "org.varlink.service.GetInfo", method_get_info, false },
+	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true },
+	{},
+};
+
+static const struct varlink_field no_params[] = { {} };
+
+/* Handles one message. Returns 0, or -errno when the client must be closed now. */
+static int client_process(struct client *c, const char *msg, size_t len)
+{
+	_cleanup_(json_putp) json_object *o = NULL;
+	struct varlink_call call;
+	const char *bad = NULL, *dot;
+	const struct method *m;
+	int r;
+
+	/* A watching connection is a one-way street: Varlink's "more" call owns it until the end.
+	 */
+	if (c->watching)
+		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
+
+	r = varlink_message_parse(msg, len, &o);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		log_debug("Client sent a message that is not a JSON object, closing");
+		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
+	}
+	r = varlink_call_parse(o, &call, &bad);
+	if (r < 0) {
+		log_debug("Client sent an invalid call (field '%s'), closing", bad);
+		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
+	}
+	if (call.upgrade)
+		return call.oneway ? 0
+		                   : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
+		                                  "upgrade");
+
+	for (m = methods; m->name; m++)
+		if (streq(m->name, call.method))
+			break;
+	if (!m->name) {
+		dot = strrchr(call.method, '.');
+		if (strncmp(call.method, VARLINK_INTERFACE ".", dot - call.method + 1) != 0 &&
+		    strncmp(call.method, VARLINK_SERVICE_INTERFACE ".", dot - call.method + 1) !=
+		            0) {
+			char iface[VARLINK_METHOD_MAX + 1];
+
+			strcpy_trunc(iface, MIN(sizeof(iface), (size_t)(dot - call.method) + 1),
+			             call.method);
+			return call.oneway ? 0
+			                   : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
+			                                  "interface", iface);
+		}
+		return call.oneway ? 0
+		                   : client_error(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method",
+		                                  call.method);
+	}
+	if (!m->takes_parameters && call.parameters) {
+		bad = NULL;
+		if (varlink_dispatch(call.parameters, no_params, 0, NULL, NULL, &bad) < 0)
+			return call.oneway ? 0
+			                   : client_error(c, VARLINK_ERROR_INVALID_PARAMETER,
+			                                  "parameter", bad ? bad : "parameters");
+	}
+	return m->fn(c, &call);
+}
+
+static int on_client_idle(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct client *c = userdata;
+
+	log_debug("Client sent half a message and went quiet, closing");
+	client_kill(c);
+	return 0;
+}
+
+static int client_update_idle(struct client *c)
+{
+	struct server *srv = c->server;
+	int r;
+
+	if (varlink_buffer_pending(&c->in) == 0)
+		return sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+	if (c->idle) {
+		int on = SD_EVENT_OFF;
+
+		(void)sd_event_source_get_enabled(c->idle, &on);
+		if (on != SD_EVENT_OFF)
+			return 0; /* the clock runs from the first byte of the message */
+		r = sd_event_source_set_time_relative(c->idle, srv->idle_usec);
+		if (r < 0)
+			return r;
+		return sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
+	}
+	return sd_event_add_time_relative(srv->event, &c->idle, CLOCK_MONOTONIC, srv->idle_usec, 0,
+	                                  on_client_idle, c);
+}
+
+/* Reads once and handles every complete message. Returns 0, or -errno to close. */
+static int client_read(struct client *c)
+{
+	char buf[SERVER_READ_SIZE];
+	const char *msg;
+	size_t len;
+	ssize_t k;
+	int r;
+
+	k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (k < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (k == 0) {
+		/* The peer is done sending; what it asked for is still answered. */
+		if (client_queued(c) == 0)
+			return -ECONNRESET;
+		c->closing = true;
+		client_update_events(c);
+		return 0;
+	}
+	r = varlink_buffer_feed(&c->in, buf, (size_t)k);
+	if (r == -EMSGSIZE) {
+		_cleanup_(json_putp) json_object *p = json_object_new_object();
+		_cleanup_(freep) char *m = NULL;
+		size_t n;
+
+		log_debug("Client sent a message over %u bytes, closing", VARLINK_MESSAGE_MAX);
+		c->closing = true;
+		if (!p || json_object_object_add(p, "max",
+		                                 json_object_new_int64(VARLINK_MESSAGE_MAX)) < 0)
+			return -ENOMEM;
+		r = varlink_error_build(KEYCTL_ERROR_MESSAGE_TOO_LARGE, p, &m, &n);
+		if (r < 0)
+			return r;
+		return client_send(c, m, n);
+	}
+	if (r < 0)
+		return r;
+
+	while (!c->closing && !c->dead && varlink_buffer_next(&c->in, &msg, &len) > 0) {
+		r = client_process(c, msg, len);
+		if (r < 0)
+			return r;
+	}
+	if (c->dead)
+		return -ECONNRESET;
+	return client_update_idle(c);
+}
+
+static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct client *c = userdata;
+	int r = 0;
+
+	if (c->dead)
+		return 0;
+	if (revents & EPOLLOUT)
+		r = client_flush(c);
+	if (r >= 0 && !c->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		r = client_read(c);
+	else if (r >= 0 && (revents & (EPOLLHUP | EPOLLERR)))
+		r = -ECONNRESET; /* closing, and the peer is gone: nothing left to send to */
+	if (r < 0) {
+		if (r != -ECONNRESET && r != -EPIPE && r != -ENOBUFS)
+			log_debug_errno(r, "Closing client: %m");
+		client_kill(c);
+	}
+	return 0;
+}
+
+static int client_new(struct server *srv, int fd)
+{
+	struct client *c;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->server = srv;
+	c->fd = fd;
+	varlink_buffer_init(&c->in, VARLINK_MESSAGE_MAX);
+	r = sd_event_add_io(srv->event, &c->io, fd, EPOLLIN, on_client_io, c);
+	if (r < 0) {
+		client_free(c);
+		return r;
+	}
+	c->next = srv->clients;
+	if (c->next)
+		c->next->prev = c;
+	srv->clients = c;
+	srv->n_clients++;
+	return 0;
+}
+
+/* Checks the peer and the limit, then serves fd. Takes fd in all cases. */
+static int server_admit(struct server *srv, int fd)
+{
+	struct ucred cred;
+	socklen_t l = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0 || l != sizeof(cred)) {
+		int r = -errno;
+		close(fd);
+		return log_debug_errno(r, "Failed to get the peer's credentials, closing: %m");
+	}
+	/* The socket is 0600 in a 0700 directory; this also covers a socket systemd made. */
+	if (cred.uid != getuid()) {
+		close(fd);
+		if (!srv->told_uid)
+			log_notice(
+			        "Refusing a connection from uid %u (pid %d): keyctld serves only "
+			        "uid %u",
+			        (unsigned)cred.uid, (int)cred.pid, (unsigned)getuid());
+		srv->told_uid = true;
+		return 0;
+	}
+	if (srv->n_clients >= srv->max_clients) {
+		close(fd);
+		if (!srv->told_full)
+			log_warning("Refusing a connection: %u clients connected (max-clients)",
+			            srv->n_clients);
+		srv->told_full = true;
+		return 0;
+	}
+	srv->told_full = false;
+	return client_new(srv, fd);
+}
+
+int server_add_connection(struct server *s, int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return server_admit(s, fd);
+}
+
+static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct server *srv = userdata;
+
+	/* A few per wakeup: sd-event calls again while more wait, and others get their turn. */
+	for (int i = 0; i < 16; i++) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_warning_errno(-errno,
+				                  "Failed to accept a connection, ignoring: %m");
+			return 0;
+		}
+		(void)server_admit(srv, cfd);
+	}
+	return 0;
+}
+
+/* ---- events ---- */
+
+static void on_model_event(struct model *m, const struct model_event *ev, void *userdata)
+{
+	struct server *srv = userdata;
+	_cleanup_(json_putp) json_object *p = NULL;
+	_cleanup_(freep) char *msg = NULL;
+	int type;
+	size_t n;
+	int r;
+
+	if (srv->n_watching == 0)
+		return;
+	type = event_type_from_string(model_event_type_to_string(ev->type));
+	if (type < 0)
+		return;
+	r = codec_event_to_json(
+	        type, ev->token, ev->key, ev->subkey ? ev->subkey->fingerprint : NULL,
+	        ev->subkey ? ev->subkey->level : LEVEL_OK, ev->old_level, ev->finding,
+	        ev->type == MODEL_DAEMON_CHANGED ? model_daemon_info(m) : NULL, &p);
+	if (r >= 0)
+		r = varlink_reply_build(p, true, &msg, &n);
+	if (r < 0) {
+		/* A watcher that misses an event has a wrong picture: make it reconnect. */
+		log_warning_errno(r, "Failed to encode a %s event, dropping watchers: %m",
+		                  model_event_type_to_string(ev->type));
+		for (struct client *c = srv->clients; c; c = c->next)
+			if (c->watching && !c->dead)
+				client_kill(c);
+		return;
+	}
+	for (struct client *c = srv->clients; c; c = c->next) {
+		if (!c->watching || c->dead)
+			continue;
+		r = client_send(c, msg, n);
+		if (r < 0) {
+			if (r == -ENOBUFS)
+				log_notice("Dropping a Watch client that does not read its events "
+				           "(queue over %zu bytes)",
+				           srv->queue_max);
+			client_kill(c);
+		}
+	}
+}
+
+/* ---- the listening socket ---- */
+
+static int socket_take_passed(struct server *srv)
+{
+	int n = sd_listen_fds(1);
+
+	if (n <= 0)
+		return n;
+	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			log_warning("Passed fd %d is not a listening Unix stream socket, ignoring",
+			            fd);
+			continue;
+		}
+		if (srv->listen_fd >= 0) {
+			log_warning("More than one socket passed, ignoring fd %d", fd);
+			continue;
+		}
+		srv->listen_fd = fd;
+	}
+	if (srv->listen_fd < 0)
+		return 0;
+	if (fcntl(srv->listen_fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(srv->listen_fd, F_SETFL, fcntl(srv->listen_fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
+	return 1;
+}
+
+/* A socket file nobody answers on is stale and may go; one that answers is another daemon. */
+static int socket_unlink_stale(const struct sockaddr_un *sa, socklen_t salen)
+{
+	_cleanup_(closep) int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct stat st;
+
+	if (lstat(sa->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, salen) >= 0)
+		return -EADDRINUSE;
+	if (unlink(sa->sun_path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static int socket_listen_path(struct server *srv, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_(closep) int fd = -1;
+	socklen_t salen;
+	mode_t old;
+	int r;
+
+	if (strcpy_bounded(sa.sun_path, sizeof(sa.sun_path), path) < 0 ||
+	    strcpy_bounded(srv->path, sizeof(srv->path), path) < 0)
+		return -ENAMETOOLONG;
+	salen = offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	r = socket_unlink_stale(&sa, salen);
+	if (r < 0)
+		return r;
+	/* Created 0600 from the start: no window in which another user could connect. */
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, salen) < 0 ? -errno : 0;
+	umask(old);
+	if (r < 0)
+		return r;
+	srv->own_socket = true;
+	if (listen(fd, SOMAXCONN) < 0)
+		return -errno;
+	srv->listen_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int socket_default_path(char *buf, size_t size)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int n;
+
+	if (isempty(rt) || rt[0] != '/')
+		return -ENXIO;
+	n = snprintf(buf, size, "%s/keyctl", rt);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* An existing directory must be ours and private: the socket's mode is not enough alone
+	 * when someone else could swap the socket file under us. */
+	if (lstat(buf, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return -EPERM;
+	if ((st.st_mode & 0077) && chmod(buf, 0700) < 0)
+		return -errno;
+	n = snprintf(buf, size, "%s/keyctl/socket", rt);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int server_new(sd_event *e, struct model *m, const struct server_config *cfg, struct server **ret)
+{
+	_cleanup_(server_freep) struct server *srv = NULL;
+	char path[PATH_MAX];
+	int r;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->listen_fd = -1;
+	srv->event = sd_event_ref(e);
+	srv->model = m;
+	srv->max_clients = cfg && cfg->max_clients ? cfg->max_clients : SERVER_MAX_CLIENTS_DEFAULT;
+	srv->queue_max = cfg && cfg->queue_max ? cfg->queue_max : SERVER_QUEUE_MAX_DEFAULT;
+	srv->idle_usec = cfg && cfg->idle_usec ? cfg->idle_usec : SERVER_IDLE_USEC_DEFAULT;
+
+	if (cfg && !isempty(cfg->socket_path))
+		r = socket_listen_path(srv, cfg->socket_path);
+	else {
+		r = socket_take_passed(srv);
+		if (r == 0) {
+			r = socket_default_path(path, sizeof(path));
+			if (r >= 0)
+				r = socket_listen_path(srv, path);
+		}
+	}
+	if (r < 0)
+		return r;
+
+	r = sd_event_add_io(e, &srv->listen_src, srv->listen_fd, EPOLLIN, on_listen, srv);
+	if (r < 0)
+		return r;
+	r = sd_event_add_defer(e, &srv->gc, on_gc, srv);
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_enabled(srv->gc, SD_EVENT_OFF);
+	if (r < 0)
+		return r;
+	r = model_subscribe(m, on_model_event, srv);
+	if (r < 0)
+		return r;
+	srv->subscribed = true;
+	*ret = TAKE_PTR(srv);
+	return 0;
+}
+
+struct server *server_free(struct server *s)
+{
+	struct client *c, *next;
+
+	if (!s)
+		return NULL;
+	if (s->subscribed)
+		model_unsubscribe(s->model, on_model_event, s);
+	for (c = s->clients; c; c = next) {
+		next = c->next;
+		client_free(c);
+	}
+	sd_event_source_disable_unref(s->listen_src);
+	sd_event_source_disable_unref(s->gc);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->own_socket)
+		(void)unlink(s->path);
+	sd_event_unref(s->event);
+	free(s);
+	return NULL;
+}
+
+void server_set_reload_handler(struct server *s, server_reload_fn fn, void *userdata)
+{
+	s->reload = fn;
+	s->reload_userdata = userdata;
+}
+
+const char *server_socket_path(const struct server *s)
+{
+	return s->path;
+}
+
+unsigned server_n_clients(const struct server *s)
+{
+	return s->n_clients;
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The clients' Varlink connection: a non-blocking Unix stream socket, a reply buffer bounded by
+ * VARLINK_REPLY_MAX, and poll() for the blocking calls. One call at a time per connection, which
+ * is all keyctl-status and keyctl-notify need (Varlink allows pipelining; we do not use it).
+ *
+ * Does not: decode keyctl's types (codec.c), reconnect, or log.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "client.h"
+#include "varlink.h"
+
+struct varlink_client {
+	int fd;
+	int timeout_ms;
+	bool more_running; /* a "more" call is waiting for its last reply */
+	bool broken; /* the stream cannot be trusted any more */
+	struct varlink_buffer in;
+};
+
+int varlink_client_socket_path(char *buf, size_t size)
+{
+	const char *e = getenv("KEYCTL_SOCKET");
+	struct sockaddr_un sa;
+	int n;
+
+	if (!isempty(e))
+		n = snprintf(buf, size, "%s", e);
+	else {
+		e = getenv("XDG_RUNTIME_DIR");
+		if (isempty(e))
+			return -ENXIO;
+		n = snprintf(buf, size, "%s/keyctl/socket", e);
+	}
+	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int varlink_client_new_from_fd(int fd, struct varlink_client **ret)
+{
+	struct varlink_client *c;
+	int fl;
+
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	c->timeout_ms = VARLINK_CLIENT_TIMEOUT_MS_DEFAULT;
+	varlink_buffer_init(&c->in, VARLINK_REPLY_MAX);
+	*ret = c;
+	return 0;
+}
+
+int varlink_client_connect(const char *path, struct varlink_client **ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[sizeof(sa.sun_path)];
+	_cleanup_(closep) int fd = -1;
+	size_t len;
+	int r;
+
+	if (!path) {
+		r = varlink_client_socket_path(buf, sizeof(buf));
+		if (r < 0)
+			return r;
+		path = buf;
+	}
+	len = strlen(path);
+	if (len == 0)
+		return -ENXIO;
+	if (len >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, len + 1);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A local connect completes or fails at once; EINTR aside, it does not block for long. */
+	if (connect(fd, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len + 1) <
+	    0)
+		return -errno;
+	return varlink_client_new_from_fd(TAKE_FD(fd), ret);
+}
+
+struct varlink_client *varlink_client_free(struct varlink_client *c)
+{
+	if (!c)
+		return NULL;
+	if (c->fd >= 0)
+		close(c->fd);
+	varlink_buffer_done(&c->in);
+	free(c);
+	return NULL;
+}
+
+void varlink_client_set_timeout(struct varlink_client *c, int timeout_ms)
+{
+	c->timeout_ms = timeout_ms;
+}
+
+int varlink_client_fd(const struct varlink_client *c)
+{
+	return c->fd;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until deadline (-1: none), for poll(). */
+static int left_ms(int64_t deadline)
+{
+	int64_t l;
+
+	if (deadline < 0)
+		return -1;
+	l = deadline - now_ms();
+	return l < 0 ? 0 : (int)MIN(l, (int64_t)INT32_MAX);
+}
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int r;
+
+	for (;;) {
+		r = poll(&p, 1, left_ms(deadline));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ETIMEDOUT;
+		return 0;
+	}
+}
+
+static int send_all(struct varlink_client *c, const char *buf, size_t n, int64_t deadline)
+{
+	while (n > 0) {
+		ssize_t k = send(c->fd, buf, n, MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				int r = wait_fd(c->fd, POLLOUT, deadline);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		}
+		buf += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int send_call(struct varlink_client *c, const char *method, json_object *params,
+                     unsigned flags, int64_t deadline)
+{
+	_cleanup_(freep) char *msg = NULL;
+	size_t n;
+	int r;
+
+	if (c->broken)
+		return -ECONNRESET;
+	if (c->more_running)
+		return -EBUSY;
+	if (!varlink_method_name_valid(method))
+		return -EINVAL;
+	r = varlink_call_build(method, params, flags, &msg, &n);
+	if (r < 0)
+		return r;
+	r = send_all(c, msg, n, deadline);
+	if (r < 0)
+		c->broken = true;
+	return r;
+}
+
+/* Reads whatever is there into the buffer. 0 when something was read, -EAGAIN when nothing,
+ * -ECONNRESET at EOF. */
+static int fill(struct varlink_client *c)
+{
+	char buf[16384];
+	ssize_t k;
+
+	for (;;) {
+		k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EAGAIN ? -EAGAIN : -errno;
+		if (k == 0)
+			return -ECONNRESET;
+		return varlink_buffer_feed(&c->in, buf, (size_t)k);
+	}
+}
+
+static void json_putp(json_object **o)
+{
+	json_object_put(*o);
+}
+
+/* Takes one reply: 1 continues, 0 last, 2 error; or -errno. */
+static int next_reply(struct varlink_client *c, int64_t deadline, json_object **ret_params,
+                      char **ret_error_name)
+{
+	_cleanup_(json_putp) json_object *msg = NULL;
+	struct varlink_reply rep;
+	const char *m;
+	size_t len;
+	int r;
+
+	if (c->broken)
+		return -ECONNRESET;
+	for (;;) {
+		r = varlink_buffer_next(&c->in, &m, &len);
+		if (r > 0)
+			break;
+		r = fill(c);
+		if (r == -EAGAIN) {
+			if (deadline == 0) /* timeout 0: don't wait */
+				return -EAGAIN;
+			r = wait_fd(c->fd, POLLIN, deadline);
+		}
+		if (r < 0) {
+			if (r != -ETIMEDOUT)
+				c->broken = true;
+			return r;
+		}
+	}
+
+	r = varlink_message_parse(m, len, &msg);
+	if (r >= 0)
+		r = varlink_reply_parse(msg, &rep);
+	if (r < 0) {
+		c->broken = true;
+		return r;
+	}
+
+	if (ret_error_name) {
+		*ret_error_name = NULL;
+		if (rep.error) {
+			*ret_error_name = strdup(rep.error);
+			if (!*ret_error_name)
+				return -ENOMEM;
+		}
+	}
+	if (ret_params)
+		*ret_params =
+		        rep.parameters ? json_object_get(rep.parameters) : json_object_new_object();
+	if (rep.error)
+		return 2;
+	return rep.continues ? 1 : 0;
+}
+
+static int64_t deadline_for(int timeout_ms)
+{
+	if (timeout_ms < 0)
+		return -1;
+	if (timeout_ms == 0)
+		return 0;
+	return now_ms() + timeout_ms;
+}
+
+int varlink_client_call(struct varlink_client *c, const char *method, json_object *params,
+                        json_object **ret_params, char **ret_error_name)
+{
+	int64_t deadline = deadline_for(c->timeout_ms);
+	json_object *p = NULL;
+	char *e = NULL;
+	int r;
+
+	if (deadline == 0)
+		deadline = now_ms(); /* a timeout of 0 for a call means: fail unless answered now */
+	r = send_call(c, method, params, 0, deadline);
+	if (r < 0)
+		return r;
+	r = next_reply(c, deadline, &p, &e);
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		/* "continues" on a call without "more" is a protocol violation. */
+		json_object_put(p);
+		free(e);
+		c->broken = true;
+		return -EBADMSG;
+	}
+	if (ret_params)
+		*ret_params = p;
+	else
+		json_object_put(p);
+	if (ret_error_name)
+		*ret_error_name = e;
+	else
+		free(e);
+	return r == 2 ? 1 : 0;
+}
+
+int varlink_client_call_more(struct varlink_client *c, const char *method, json_object *params)
+{
+	int r = send_call(c, method, params, VARLINK_CALL_MORE, deadline_for(c->timeout_ms));
+
+	if (r < 0)
+		return r;
+	c->more_running = true;
+	return 0;
+}
+
+int varlink_client_next(struct varlink_client *c, int timeout_ms, json_object **ret_params,
+                        char **ret_error_name)
+{
+	int r;
+
+	if (!c->more_running)
+		return -ENOTCONN;
+	r = next_reply(c, deadline_for(timeout_ms), ret_params, ret_error_name);
+	if (r == 0 || r == 2)
+		c->more_running = false;
+	return r;
+}

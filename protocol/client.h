@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The clients' side of Varlink: connect to keyctld's socket, make a call and wait for its reply
+ * (blocking, with a timeout), or start a call with "more" (Watch) and take its replies one by one,
+ * blocking or from an event loop that polls varlink_client_fd().
+ *
+ * Does not: decode keyctl's types (codec.c) or retry: a lost connection is the caller's to report.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "util.h"
+
+#define VARLINK_CLIENT_TIMEOUT_MS_DEFAULT 25000 /* D-Bus's default; Reload waits for gpg */
+
+struct varlink_client;
+
+/* The socket path: $KEYCTL_SOCKET, else $XDG_RUNTIME_DIR/keyctl/socket. -ENXIO when neither
+ * variable is set; -ENAMETOOLONG when it does not fit sun_path (or size). */
+int varlink_client_socket_path(char *buf, size_t size);
+
+/* Connects (SOCK_CLOEXEC, blocking connect on a local socket). path NULL: the default above.
+ * Returns -ENOENT (no socket: daemon not running), -ECONNREFUSED (stale socket), -EACCES,
+ * -ENXIO (no path known), -ENAMETOOLONG, or another -errno. */
+int varlink_client_connect(const char *path, struct varlink_client **ret);
+/* Takes over a connected stream socket fd (tests; socket activation by a caller). */
+int varlink_client_new_from_fd(int fd, struct varlink_client **ret);
+struct varlink_client *varlink_client_free(struct varlink_client *c);
+static inline void varlink_client_freep(struct varlink_client **c)
+{
+	if (*c)
+		varlink_client_free(*c);
+}
+
+/* Timeout for varlink_client_call() in milliseconds; -1 waits forever. */
+void varlink_client_set_timeout(struct varlink_client *c, int timeout_ms);
+/* The socket, for poll()/GLib: readable means varlink_client_next(c, 0, ...) has work. The fd
+ * is non-blocking and stays owned by c. */
+int varlink_client_fd(const struct varlink_client *c);
+
+/*
+ * Calls method (e.g. "io.keyctl.GetStatus") with params (borrowed; NULL for none) and waits for
+ * the reply. Returns 0 with the reply's parameters in *ret_params (an object, {} when the reply
+ * had none), or 1 when the service answered with an error: its name in *ret_error_name (free())
+ * and its parameters in *ret_params. Either out pointer may be NULL. Transport failures:
+ * -ETIMEDOUT, -ECONNRESET (the daemon went away), -EBADMSG (not Varlink), -EMSGSIZE, -EBUSY (a
+ * "more" call is still running on this connection).
+ */
+int varlink_client_call(struct varlink_client *c, const char *method, json_object *params,
+                        json_object **ret_params, char **ret_error_name);
+
+/* Sends method with "more": true and returns without waiting; take the replies with
+ * varlink_client_next(). Returns 0 or -errno. */
+int varlink_client_call_more(struct varlink_client *c, const char *method, json_object *params);
+
+/*
+ * Takes the next reply of a "more" call, waiting up to timeout_ms (0: don't wait, -1: forever).
+ * Returns 1 when this reply says more will follow ("continues"), 0 for the last reply (after
+ * which the call is over), 2 for an error reply (name in *ret_error_name; the call is over), or
+ * -EAGAIN (nothing yet with timeout 0), -ETIMEDOUT, -ECONNRESET, -EBADMSG, -EMSGSIZE, -ENOTCONN (no
+ * call running). *ret_params as for varlink_client_call(). From an event loop: on readable, call
+ * with timeout 0 until it returns -EAGAIN, since one read may bring several replies.
+ */
+int varlink_client_next(struct varlink_client *c, int timeout_ms, json_object **ret_params,
+                        char **ret_error_name);

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Fake USB tokens appearing and vanishing, with real uevents, via umockdev.
+
+The process that creates the Testbed must run under `umockdev-wrapper`
+(LD_PRELOAD); processes it starts inherit UMOCKDEV_DIR and the preload, so a
+daemon under test that is our child sees the fake sysfs and gets add/remove
+uevents through libudev or sd-device.  Udev.reexec() restarts the current
+script under the wrapper.  Device descriptions (umockdev-record format,
+with {serial} {port} {devnum} {hidraw} {hidseq} placeholders) live in
+tests/bed/data/*.umockdev.  Does not touch the real /sys or /dev.
+"""
+
+import os
+import sys
+
+from . import procs
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+WRAPPER = "/usr/bin/umockdev-wrapper"
+
+DEFAULT_SERIALS = {"yubikey5nfc": "12345678", "nitrokey3": "A1B2C3D4E5F60718"}
+
+
+def under_wrapper():
+    return "libumockdev-preload" in os.environ.get("LD_PRELOAD", "")
+
+
+def reexec():
+    """Re-run this script under umockdev-wrapper unless already there."""
+    if under_wrapper():
+        return
+    if not os.path.exists(WRAPPER):
+        raise procs.BedUnavailable("umockdev-wrapper not installed")
+    os.execv(WRAPPER, [WRAPPER, procs.PYTHON] + sys.argv)
+
+
+class Device:
+    def __init__(self, name, syspaths):
+        self.name = name
+        self.syspaths = syspaths   # parent first
+
+    @property
+    def syspath(self):
+        return self.syspaths[0]
+
+
+class Udev:
+    def __init__(self):
+        if not under_wrapper():
+            raise procs.BedUnavailable("Udev needs the test under umockdev-wrapper (Udev.reexec())")
+        try:
+            import gi
+            gi.require_version("UMockdev", "1.0")
+            from gi.repository import UMockdev
+        except (ImportError, ValueError) as e:
+            raise procs.BedUnavailable(f"gir1.2-umockdev-1.0 missing: {e}")
+        self.tb = UMockdev.Testbed.new()
+        self.devices = []
+        self.next = 1
+
+    @property
+    def env(self):
+        """What a child needs (inherited anyway): UMOCKDEV_DIR."""
+        return {"UMOCKDEV_DIR": os.environ.get("UMOCKDEV_DIR", "")}
+
+    def description(self, name, serial=None):
+        n = self.next
+        self.next += 1
+        with open(os.path.join(DATA, name + ".umockdev")) as f:
+            text = f.read()
+        return text.format(serial=serial or DEFAULT_SERIALS.get(name, "0"), port=f"1-{n}",
+                           devnum=f"{n + 1:03d}", devnum_int=n + 1, hidraw=n - 1,
+                           hidseq=f"{n:04X}")
+
+    def add(self, name, serial=None):
+        """Plug a token (data/<name>.umockdev): emits 'add' for each node."""
+        text = self.description(name, serial)
+        paths = ["/sys" + block.split("\n", 1)[0][3:].strip()
+                 for block in text.strip().split("\n\n") if block.startswith("P:")]
+        if not self.tb.add_from_string(text):
+            raise RuntimeError("umockdev add_from_string failed")
+        d = Device(name, paths)
+        self.devices.append(d)
+        return d
+
+    def remove(self, dev):
+        """Unplug: 'remove' uevents children first, then the nodes vanish."""
+        for p in reversed(dev.syspaths):
+            self.tb.uevent(p, "remove")
+            self.tb.remove_device(p)
+        self.devices.remove(dev)
+
+    def change(self, dev, path=None):
+        self.tb.uevent(path or dev.syspath, "change")

@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""keyring.c against real GNUPGHOMEs built with gpg --batch in a temp dir.
+
+Proves: only keys with a secret part plus tracked fingerprints are listed (a stranger's public key
+is not); a card stub keeps its card serial (secret=card); `sec#` is secret=none on the primary but
+has_secret; expired and revoked keys carry their flags; gpg.conf's default-key is read; a missing
+home, a damaged pubring.kbx and a missing gpg are errors, not empty keyrings; the watch sees a key
+added by gpg and reports it; a gpg that hangs is cancelled by the watchdog (ETIMEDOUT).
+Every gpg-agent and fake gpg started here is stopped (gpgconf --kill, or by pid)."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+DUMP = sys.argv[1]
+CARD_AID = "D2760001240103040006123456780000"
+tmp = tempfile.mkdtemp(prefix="keyctl-keyring-")
+homes = []
+pids = []
+
+
+def gpg(home, *args, faked=None, input=None):
+    cmd = ["gpg", "--homedir", home, "--batch", "--yes", "--passphrase", "", "--pinentry-mode",
+           "loopback"]
+    if faked:
+        cmd += ["--faked-system-time", faked]
+    r = subprocess.run(cmd + list(args), capture_output=True, text=True, input=input)
+    if r.returncode != 0:
+        raise RuntimeError("gpg %s failed: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+def new_home(name):
+    h = os.path.join(tmp, name)
+    os.mkdir(h, 0o700)
+    homes.append(h)
+    return h
+
+
+def fpr_of(home, who):
+    out = gpg(home, "--with-colons", "--list-keys", who)
+    return re.findall(r"^fpr:+([0-9A-F]+):", out, re.M)
+
+
+def gen(home, uid, primary_expiry="2y", faked=None):
+    gpg(home, "--quick-gen-key", uid, "ed25519", "cert", primary_expiry, faked=faked)
+    return fpr_of(home, uid)[0]
+
+
+def dump(*args):
+    r = subprocess.run([DUMP] + list(args), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout
+
+
+def parse(out):
+    keys = {}
+    cur = None
+    for line in out.splitlines():
+        f = line.split(" ")
+        if f[0] == "key":
+            cur = {"fpr": f[1], "uid": line.split(" uid=", 1)[1], "subs": []}
+            cur.update(dict(x.split("=", 1) for x in f[2:6]))
+            keys[f[1]] = cur
+        elif f[0] == "sub":
+            s = {"fpr": f[1]}
+            s.update(dict(x.split("=", 1) for x in f[2:]))
+            cur["subs"].append(s)
+    return keys
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print("ok:", what)
+
+
+def make_stub(home, grip, aid):
+    """Turns a secret key file into a card stub, as `keytocard` leaves it."""
+    path = os.path.join(home, "private-keys-v1.d", grip + ".key")
+    text = open(path).read()
+    q = re.search(r"\(q\s*(#[0-9A-F]+#)\)", text).group(1)
+    curve = re.search(r"\(curve ([A-Za-z0-9]+)\)", text).group(1)
+    flags = "(flags eddsa)" if curve == "Ed25519" else "(flags djb-tweak)"
+    with open(path, "w") as f:
+        f.write("Key: (shadowed-private-key (ecc (curve %s)%s(q %s)"
+                "(shadowed t1-v1 (#%s# OPENPGP.1))))\n" % (curve, flags, q, aid))
+
+
+def grips(home, fpr):
+    out = gpg(home, "--with-colons", "--with-keygrip", "--list-keys", fpr)
+    return re.findall(r"^grp:+([0-9A-F]+):", out, re.M)
+
+
+def test_listing():
+    h = new_home("main")
+    alice = gen(h, "Alice <alice@example.org>")
+    gpg(h, "--quick-add-key", alice, "ed25519", "sign", "5d")
+    gpg(h, "--quick-add-key", alice, "cv25519", "encr", "1y")
+    a_grips = grips(h, alice)
+    a_fprs = fpr_of(h, alice)
+    make_stub(h, a_grips[1], CARD_AID)
+
+    carol = gen(h, "Carol <carol@example.org>")
+    gpg(h, "--quick-add-key", carol, "ed25519", "sign", "1y")
+    gpg(h, "--delete-secret-keys", carol + "!")
+
+    dave = gen(h, "Dave <dave@example.org>", "1d", faked="20200101T000000")
+    eve = gen(h, "Eve <eve@example.org>")
+    rev = open(os.path.join(h, "openpgp-revocs.d", eve + ".rev")).read().replace(":-----", "-----")
+    gpg(h, "--import", input=rev)
+
+    # Strangers' public keys: in pubring.kbx, never listed unless tracked.
+    other = new_home("other")
+    bob = gen(other, "Bob <bob@example.org>")
+    mallory = gen(other, "Mallory <mallory@example.org>")
+    gpg(h, "--import", input=gpg(other, "--armor", "--export", bob, mallory))
+
+    with open(os.path.join(h, "gpg.conf"), "w") as f:
+        f.write("# my settings\nkeyid-format long\ndefault-key %s\n" % eve)
+
+    rc, out = dump(h, bob)
+    print(out)
+    check(rc == 0, "listing succeeds")
+    keys = parse(out)
+    check(out.startswith("result 5 default-key=%s" % eve), "default-key read from gpg.conf")
+    check(set(keys) == {alice, carol, dave, eve, bob}, "own keys plus tracked Bob, not Mallory")
+
+    a = keys[alice]
+    check(a["uid"] == "Alice <alice@example.org>" and a["has_secret"] == "1"
+          and a["tracked"] == "0", "Alice: uid, secret, untracked")
+    check([s["fpr"] for s in a["subs"]] == a_fprs, "Alice: subkeys in order, primary first")
+    p, sig, enc = a["subs"]
+    check(p["primary"] == "1" and p["caps"] == "C" and p["secret"] == "disk", "primary on disk")
+    check(sig["algo"] == "ed25519" and sig["caps"] == "S" and sig["secret"] == "card"
+          and sig["card"] == CARD_AID, "signing subkey is a stub with the card serial")
+    check(enc["algo"] == "cv25519" and enc["caps"] == "E" and enc["secret"] == "disk",
+          "encryption subkey on disk")
+    check(4 * 86400 < int(sig["expires"]) - time.time() <= 5 * 86400 + 60, "expiry in 5 days")
+    check(all(s["grip"] == "40" for s in a["subs"]), "keygrips present")
+
+    c = keys[carol]
+    check(c["subs"][0]["secret"] == "none" and c["subs"][1]["secret"] == "disk"
+          and c["has_secret"] == "1", "Carol: sec# primary is none, subkey on disk")
+    check(keys[dave]["expired"] == "1" and keys[dave]["subs"][0]["expired"] == "1",
+          "Dave: expired (made in 2020 with 1 day)")
+    check(keys[eve]["revoked"] == "1", "Eve: revoked")
+    check(keys[bob]["has_secret"] == "0" and keys[bob]["tracked"] == "1"
+          and keys[bob]["subs"][0]["secret"] == "none", "Bob: tracked, public only")
+
+    rc, out = dump(h)
+    check(bob not in parse(out), "Bob not listed when not tracked")
+    return h
+
+
+def test_errors(h):
+    rc, out = dump(os.path.join(tmp, "missing"))
+    check(rc == 1 and out.startswith("error ENOENT"), "missing home is ENOENT: " + out.strip())
+    rc, out = dump("--gpg", "/nonexistent/gpg", h)
+    check(rc == 1 and out.startswith("error ENOENT"), "missing gpg is ENOENT: " + out.strip())
+    bad = new_home("damaged")
+    shutil.copy(os.path.join(h, "pubring.kbx"), bad)
+    shutil.copytree(os.path.join(h, "private-keys-v1.d"), os.path.join(bad, "private-keys-v1.d"))
+    with open(os.path.join(bad, "pubring.kbx"), "r+b") as f:
+        f.write(os.urandom(64))
+    rc, out = dump(bad)
+    check(rc == 1 and out.startswith("error EBADMSG"), "damaged pubring is an error: "
+          + out.strip())
+    empty = new_home("empty")
+    rc, out = dump(empty)
+    check(rc == 0 and out.startswith("result 0"), "an empty home lists nothing, no error")
+
+
+def read_result(p, deadline):
+    lines = []
+    while time.time() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        line = line.rstrip("\n")
+        if line == "end":
+            return lines
+        lines.append(line)
+    raise AssertionError("no result from the watch; got %r" % lines)
+
+
+def test_watch():
+    h = new_home("watched")
+    gen(h, "Frank <frank@example.org>")
+    p = subprocess.Popen([DUMP, "--watch", "2", h], stdout=subprocess.PIPE, text=True)
+    pids.append(p)
+    deadline = time.time() + 30
+    check(p.stdout.readline().strip() == "watching", "watch started")
+    first = read_result(p, deadline)
+    check(first[0].startswith("result 1"), "first result: one key")
+    grace = gen(h, "Grace <grace@example.org>")
+    second = read_result(p, deadline)
+    check(second[0].startswith("result 2") and any(grace in l for l in second),
+          "the watch saw the new key")
+    check(p.wait(timeout=10) == 0, "watch exits cleanly")
+
+
+def test_timeout(h):
+    fake = os.path.join(tmp, "fake-gpg")
+    pidfile = os.path.join(tmp, "fake-gpg.pid")
+    real = shutil.which("gpg")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\ncase \"$*\" in *--version*) exec %s \"$@\";; esac\n"
+                "echo $$ >> %s\nexec sleep 30\n" % (real, pidfile))
+    os.chmod(fake, 0o755)
+    t0 = time.time()
+    p = subprocess.Popen([DUMP, "--watch", "1", "--timeout", "1", "--gpg", fake, h],
+                         stdout=subprocess.PIPE, text=True)
+    pids.append(p)
+    out = p.communicate(timeout=30)[0]
+    check("error ETIMEDOUT" in out and time.time() - t0 < 20,
+          "a hanging gpg is cancelled: " + out.replace("\n", " | "))
+    for line in open(pidfile):
+        try:
+            os.kill(int(line), signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def main():
+    try:
+        h = test_listing()
+        test_errors(h)
+        test_watch()
+        test_timeout(h)
+    finally:
+        for p in pids:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for h in homes:
+            subprocess.run(["gpgconf", "--homedir", h, "--kill", "all"], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The audit rules and subkey-to-token matching over hand-built structs. A clean world (a key
+ * whose subkeys live on one inserted YubiKey, primary offline, sane expiry) raises nothing; each
+ * test changes one thing and checks that exactly its rule fires, with the words a user reads,
+ * and that a near miss keeps the rule quiet.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "audit.h"
+#include "config.h"
+#include "expiry.h"
+#include "test.h"
+
+#define DAY SECONDS_PER_DAY
+#define NOW INT64_C(1796256000) /* 2026-12-03 00:00:00 UTC */
+
+#define FPR_PRI "C26E5BD792EB8F4EC1606B68B82E9F4BA59A4309"
+#define FPR_SIG "9190F2BBC6D1062907230F84123FE942CEC8B16E"
+#define FPR_ENC "21F8DD6CF3528146A3B138DC416BF1B32F5D4F5B"
+#define FPR_AUT "0D5C1A32C9E3B1F2A6D7E8F90A1B2C3D4E5F6071"
+#define AID_A "D2760001240103040006123456780000"
+#define AID_B "D2760001240103040006876543210000"
+
+struct world {
+	struct config cfg;
+	struct token tokens[2];
+	size_t n_tokens;
+	struct subkey subs[4];
+	struct key key;
+	struct finding *f;
+	size_t n;
+};
+
+static void set_subkey(struct subkey *s, const char *fpr, unsigned caps, enum secret_location loc)
+{
+	memset(s, 0, sizeof(*s));
+	strcpy(s->fingerprint, fpr);
+	strcpy(s->algorithm, "ed25519");
+	s->capabilities = caps;
+	s->created = NOW - 100 * DAY;
+	s->expires = NOW + 365 * DAY;
+	s->secret = loc;
+	if (loc == SECRET_CARD)
+		strcpy(s->card_serial, AID_A);
+}
+
+static void set_token(struct token *t, const char *id, const char *serial, const char *aid)
+{
+	memset(t, 0, sizeof(*t));
+	strcpy(t->id, id);
+	t->kind = TOKEN_KIND_YUBIKEY;
+	strcpy(t->serial, serial);
+	t->present = true;
+	t->first_seen = NOW - 50 * DAY;
+	t->last_seen = NOW;
+	t->has_openpgp = true;
+	strcpy(t->openpgp.aid, aid);
+	strcpy(t->openpgp.serial, serial);
+	strcpy(t->openpgp.slots[SLOT_SIGN].fingerprint, FPR_SIG);
+	strcpy(t->openpgp.slots[SLOT_ENCRYPT].fingerprint, FPR_ENC);
+	strcpy(t->openpgp.slots[SLOT_AUTH].fingerprint, FPR_AUT);
+	for (int i = 0; i < SLOT_MAX; i++)
+		t->openpgp.slots[i].touch = TOUCH_ON;
+	t->openpgp.pin_retries[0] = 3;
+	t->openpgp.pin_retries[2] = 3;
+}
+
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	config_init(&w->cfg);
+	set_token(&w->tokens[0], "yubikey-12345678", "12345678", AID_A);
+	w->n_tokens = 1;
+	set_subkey(&w->subs[0], FPR_PRI, CAP_CERTIFY, SECRET_NONE);
+	w->subs[0].is_primary = true;
+	set_subkey(&w->subs[1], FPR_SIG, CAP_SIGN, SECRET_CARD);
+	set_subkey(&w->subs[2], FPR_ENC, CAP_ENCRYPT, SECRET_CARD);
+	set_subkey(&w->subs[3], FPR_AUT, CAP_AUTH, SECRET_CARD);
+	strcpy(w->key.fingerprint, FPR_PRI);
+	strcpy(w->key.uid, "Alice <alice@example.org>");
+	w->key.has_secret = true;
+	w->key.subkeys = w->subs;
+	w->key.n_subkeys = 4;
+}
+
+static void world_run(struct world *w, const char *default_key)
+{
+	free(w->f);
+	w->f = NULL;
+	expiry_apply(&w->key, 1, &w->cfg, NOW);
+	audit_match(w->tokens, w->n_tokens, &w->key, 1);
+	ASSERT_OK(audit_run(w->tokens, w->n_tokens, &w->key, 1, &w->cfg, default_key, NOW, &w->f,
+	                    &w->n));
+	for (size_t i = 0; i < w->n; i++)
+		fprintf(stderr, "    [%s] %s: %s | %s\n", level_to_string(w->f[i].level),
+		        w->f[i].rule, w->f[i].message, w->f[i].hint);
+}
+
+static size_t count(const struct world *w, const char *rule)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		c += streq(w->f[i].rule, rule);
+	return c;
+}
+
+static const struct finding *get(const struct world *w, const char *rule)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (streq(w->f[i].rule, rule))
+			return &w->f[i];
+	TEST_FAIL("no finding %s", rule);
+}
+
+/* Only `rule` fires (n times). */
+static void expect_only(const struct world *w, const char *rule, size_t n)
+{
+	ASSERT_EQ(count(w, rule), n);
+	ASSERT_EQ(w->n, n);
+}
+
+static void world_done(struct world *w)
+{
+	free(w->f);
+	w->f = NULL;
+}
+
+static void world_reset(struct world *w)
+{
+	world_done(w);
+	world_init(w);
+}
+
+TEST(clean)
+{
+	struct world w;
+
+	world_init(&w);
+	world_run(&w, FPR_PRI);
+	ASSERT_EQ(w.n, 0);
+	/* Matching: fingerprint on the inserted card. */
+	ASSERT_STREQ(w.subs[1].token_id, "yubikey-12345678");
+	ASSERT_STREQ(w.subs[0].token_id, "");
+	world_done(&w);
+}
+
+TEST(match)
+{
+	struct world w;
+	struct openpgp_card c;
+
+	memset(&c, 0, sizeof(c));
+	strcpy(c.aid, AID_A);
+	strcpy(c.serial, "12345678");
+	ASSERT_TRUE(audit_card_serial_matches(AID_A, &c));
+	ASSERT_TRUE(audit_card_serial_matches("d2760001240103040006123456780001", &c));
+	ASSERT_FALSE(audit_card_serial_matches(AID_B, &c));
+	ASSERT_FALSE(audit_card_serial_matches("", &c));
+	c.aid[0] = 0;
+	ASSERT_TRUE(audit_card_serial_matches(AID_A, &c));
+	ASSERT_TRUE(audit_card_serial_matches("12345678", &c));
+
+	/* The stub's serial alone ties a subkey to a card whose slots were not read. */
+	world_init(&w);
+	memset(w.tokens[0].openpgp.slots, 0, sizeof(w.tokens[0].openpgp.slots));
+	w.tokens[0].present = false;
+	audit_match(w.tokens, 1, &w.key, 1);
+	ASSERT_STREQ(w.subs[2].token_id, "yubikey-12345678");
+
+	/* Two cards with the same keys: the one the stub names wins, even when absent. */
+	world_reset(&w);
+	set_token(&w.tokens[1], "yubikey-87654321", "87654321", AID_B);
+	w.tokens[0].present = false;
+	w.n_tokens = 2;
+	audit_match(w.tokens, 2, &w.key, 1);
+	ASSERT_STREQ(w.subs[1].token_id, "yubikey-12345678");
+
+	/* Unknown everywhere. */
+	world_reset(&w);
+	audit_match(w.tokens, 0, &w.key, 1);
+	ASSERT_STREQ(w.subs[1].token_id, "");
+}
+
+TEST(subkey_expiring)
+{
+	struct world w;
+	const struct finding *f;
+
+	world_init(&w);
+	w.subs[1].expires = NOW + 6 * DAY;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiring", 1);
+	f = get(&w, "subkey-expiring");
+	ASSERT_EQ(f->level, LEVEL_WARNING);
+	ASSERT_STREQ(f->message, "Signing subkey 0x123FE942CEC8B16E of Alice <alice@example.org> "
+	                         "on YubiKey #12345678 expires in 6 days (2026-12-09)");
+	ASSERT_STREQ(f->hint, "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG);
+	ASSERT_STREQ(f->key, FPR_PRI);
+	ASSERT_STREQ(f->subkey, FPR_SIG);
+	w.subs[1].expires = NOW + 2 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(get(&w, "subkey-expiring")->level, LEVEL_CRITICAL);
+	w.subs[1].expires = NOW + 20 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(get(&w, "subkey-expiring")->level, LEVEL_NOTICE);
+
+	/* Quiet: 31 days left; or a successor already exists; or it is revoked. */
+	w.subs[1].expires = NOW + 31 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	w.subs[1].expires = NOW + 6 * DAY;
+	w.subs[3].capabilities |= CAP_SIGN;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "subkey-expiring"), 0);
+	w.subs[3].capabilities = CAP_AUTH;
+	w.subs[1].revoked = true;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "subkey-expiring"), 0);
+	world_done(&w);
+}
+
+TEST(subkey_expired_no_replacement)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[2].expires = NOW - 2 * DAY;
+	w.subs[2].expired = true;
+	/* Keep the card from also reporting it. */
+	w.tokens[0].openpgp.slots[SLOT_ENCRYPT].fingerprint[0] = 0;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expired-no-replacement", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_CRITICAL);
+	ASSERT_STREQ(w.f[0].message, "Encryption subkey 0x416BF1B32F5D4F5B of Alice "
+	                             "<alice@example.org> on YubiKey #12345678 expired 2 days ago "
+	                             "(2026-12-01) and nothing replaces it");
+
+	/* Quiet: a newer encryption subkey exists. */
+	w.subs[3].capabilities = CAP_ENCRYPT;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "subkey-expired-no-replacement"), 0);
+	world_done(&w);
+}
+
+TEST(subkey_no_expiry)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[0].expires = 0;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-no-expiry", 1);
+	ASSERT_STREQ(w.f[0].hint, "gpg --quick-set-expire " FPR_PRI " 2y");
+	/* Quiet on a revoked subkey without expiry. */
+	world_reset(&w);
+	w.subs[3].expires = 0;
+	w.subs[3].revoked = true;
+	w.tokens[0].openpgp.slots[SLOT_AUTH].fingerprint[0] = 0;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(subkey_expiry_too_far)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[1].expires = NOW + 731 * DAY;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiry-too-far", 1);
+	ASSERT_STREQ(w.f[0].subkey, FPR_SIG);
+	/* Quiet at exactly the limit, and with the rule switched off. */
+	w.subs[1].expires = NOW + 730 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	w.subs[1].expires = NOW + 3000 * DAY;
+	w.cfg.max_validity_days = 0;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(primary_secret_on_disk)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[0].secret = SECRET_DISK;
+	world_run(&w, NULL);
+	expect_only(&w, "primary-secret-on-disk", 1);
+	ASSERT_STREQ(w.f[0].message, "The secret primary key of Alice <alice@example.org> "
+	                             "(0xB82E9F4BA59A4309) is on this computer's disk");
+	/* Quiet when the primary lives on a card. */
+	w.subs[0].secret = SECRET_CARD;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(subkey_secret_on_disk)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[2].secret = SECRET_DISK;
+	w.subs[2].card_serial[0] = 0;
+	w.tokens[0].openpgp.slots[SLOT_ENCRYPT].fingerprint[0] = 0;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-secret-on-disk", 1);
+	ASSERT_STREQ(w.f[0].hint, "After an offline backup: gpg --edit-key " FPR_PRI
+	                          ", then \"key 2\" and \"keytocard\"");
+	/* Quiet when the subkey is public only (secret elsewhere). */
+	w.subs[2].secret = SECRET_NONE;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(key_on_card_revoked_expired)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[1].revoked = true;
+	world_run(&w, NULL);
+	expect_only(&w, "revoked-key-on-card", 1);
+	ASSERT_STREQ(w.f[0].token, "yubikey-12345678");
+	ASSERT_STREQ(w.f[0].message, "The signature slot of YubiKey #12345678 holds Signing subkey "
+	                             "0x123FE942CEC8B16E of Alice <alice@example.org>, which is "
+	                             "revoked");
+
+	world_reset(&w);
+	w.subs[1].expires = NOW - DAY;
+	w.subs[3].capabilities |= CAP_SIGN; /* a replacement: only the card rule speaks */
+	world_run(&w, NULL);
+	expect_only(&w, "expired-key-on-card", 1);
+
+	/* Quiet: the expired subkey is no longer on the card. */
+	w.tokens[0].openpgp.slots[SLOT_SIGN].fingerprint[0] = 0;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(revoked_default_key)
+{
+	struct world w;
+
+	world_init(&w);
+	w.key.revoked = true;
+	w.tokens[0].openpgp.slots[SLOT_SIGN].fingerprint[0] = 0;
+	w.tokens[0].openpgp.slots[SLOT_ENCRYPT].fingerprint[0] = 0;
+	w.tokens[0].openpgp.slots[SLOT_AUTH].fingerprint[0] = 0;
+	world_run(&w, "0xB82E9F4BA59A4309");
+	expect_only(&w, "revoked-default-key", 1);
+	world_run(&w, "alice@example.org");
+	expect_only(&w, "revoked-default-key", 1);
+	world_run(&w, FPR_PRI "!");
+	expect_only(&w, "revoked-default-key", 1);
+	/* Quiet: another key is the default, or none. */
+	world_run(&w, "bob@example.org");
+	ASSERT_EQ(w.n, 0);
+	world_run(&w, "0x0000000000000001");
+	ASSERT_EQ(w.n, 0);
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	/* Quiet: the default key is fine. */
+	w.key.revoked = false;
+	world_run(&w, "alice@example.org");
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(pin_retries)
+{
+	struct world w;
+
+	world_init(&w);
+	w.tokens[0].openpgp.pin_retries[0] = 2;
+	world_run(&w, NULL);
+	expect_only(&w, "pin-retries-low", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_WARNING);
+	ASSERT_STREQ(w.f[0].message, "The user PIN of YubiKey #12345678 has 2 tries left");
+	w.tokens[0].openpgp.pin_retries[0] = 0;
+	world_run(&w, NULL);
+	ASSERT_EQ(get(&w, "pin-retries-low")->level, LEVEL_CRITICAL);
+
+	world_reset(&w);
+	w.tokens[0].openpgp.pin_retries[2] = 0;
+	world_run(&w, NULL);
+	expect_only(&w, "admin-pin-retries-low", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_CRITICAL);
+
+	/* Quiet: 3 tries, or counters that were never read (the card read failed). */
+	world_reset(&w);
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	memset(w.tokens[0].openpgp.pin_retries, 0, 3);
+	strcpy(w.tokens[0].error, "card removed while reading");
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(touch_off_signing)
+{
+	struct world w;
+
+	world_init(&w);
+	w.tokens[0].openpgp.slots[SLOT_SIGN].touch = TOUCH_OFF;
+	world_run(&w, NULL);
+	expect_only(&w, "touch-off-signing", 1);
+	ASSERT_STREQ(w.f[0].hint, "ykman openpgp keys set-touch sig on");
+	/* Quiet: no button at all, or touch off only for authentication. */
+	w.tokens[0].openpgp.slots[SLOT_SIGN].touch = TOUCH_UNKNOWN;
+	w.tokens[0].openpgp.slots[SLOT_AUTH].touch = TOUCH_OFF;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(card_slot_unknown_key)
+{
+	struct world w;
+
+	world_init(&w);
+	strcpy(w.tokens[0].openpgp.slots[SLOT_AUTH].fingerprint,
+	       "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF");
+	world_run(&w, NULL);
+	expect_only(&w, "card-slot-unknown-key", 1);
+	ASSERT_STREQ(w.f[0].subkey, "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF");
+	/* Quiet: fingerprints compare case-insensitively. */
+	world_reset(&w);
+	strcpy(w.tokens[0].openpgp.slots[SLOT_AUTH].fingerprint,
+	       "0d5c1a32c9e3b1f2a6d7e8f90a1b2c3d4e5f6071");
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(backup_token)
+{
+	struct world w;
+
+	world_init(&w);
+	/* The inserted card is B; every stub names A, which is away. */
+	set_token(&w.tokens[0], "yubikey-87654321", "87654321", AID_B);
+	world_run(&w, NULL);
+	expect_only(&w, "backup-token", 1);
+	ASSERT_STREQ(w.f[0].message, "YubiKey #87654321 holds the same keys of Alice "
+	                             "<alice@example.org> as card #12345678, which gpg expects: it "
+	                             "looks like a backup token");
+	ASSERT_STREQ(w.f[0].hint, "To use it instead, with it inserted: gpg-connect-agent \"scd "
+	                          "serialno\" \"learn --force\" /bye");
+	/* Quiet: the card the stubs name is the one inserted. */
+	world_reset(&w);
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "backup-token"), 0);
+	world_done(&w);
+}
+
+TEST(card_not_seen)
+{
+	struct world w;
+
+	world_init(&w);
+	w.tokens[0].present = false;
+	w.tokens[0].last_seen = NOW - 45 * DAY;
+	world_run(&w, NULL);
+	expect_only(&w, "card-not-seen", 1);
+	ASSERT_STREQ(w.f[0].message, "YubiKey #12345678, which holds keys of Alice "
+	                             "<alice@example.org>, was last seen 45 days ago (2026-10-19)");
+	/* Quiet: seen 10 days ago, or present now. */
+	w.tokens[0].last_seen = NOW - 10 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	w.tokens[0].last_seen = NOW - 45 * DAY;
+	w.tokens[0].present = true;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(counter_went_down)
+{
+	struct world w;
+
+	world_init(&w);
+	w.tokens[0].counter_went_down = true;
+	world_run(&w, NULL);
+	expect_only(&w, "counter-went-down", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_WARNING);
+	w.tokens[0].counter_went_down = false;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(expired_key_one_finding)
+{
+	struct world w;
+
+	/* An expired primary is one finding, not one per subkey. */
+	world_init(&w);
+	w.subs[0].expires = NOW - 10 * DAY;
+	for (int i = 1; i < 4; i++)
+		w.subs[i].expires = NOW - 10 * DAY;
+	memset(w.tokens[0].openpgp.slots, 0, sizeof(w.tokens[0].openpgp.slots));
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expired-no-replacement", 1);
+	ASSERT_STREQ(w.f[0].subkey, FPR_PRI);
+	world_done(&w);
+}
+
+int main(void)
+{
+	RUN(clean);
+	RUN(match);
+	RUN(subkey_expiring);
+	RUN(subkey_expired_no_replacement);
+	RUN(subkey_no_expiry);
+	RUN(subkey_expiry_too_far);
+	RUN(primary_secret_on_disk);
+	RUN(subkey_secret_on_disk);
+	RUN(key_on_card_revoked_expired);
+	RUN(revoked_default_key);
+	RUN(pin_retries);
+	RUN(touch_off_signing);
+	RUN(card_slot_unknown_key);
+	RUN(backup_token);
+	RUN(card_not_seen);
+	RUN(counter_went_down);
+	RUN(expired_key_one_finding);
+	return 0;
+}
