@@ -56,6 +56,8 @@ struct app {
 	unsigned thresholds[THRESHOLDS_MAX];
 	struct expiry_policy policy;
 	bool once;
+	bool own_thresholds, own_url; /* set on the command line: the daemon's do not override */
+	int64_t clock_offset; /* the daemon's clock minus ours: one "now" for both */
 	struct notify_state *state;
 
 	struct varlink_client *client;
@@ -71,9 +73,12 @@ struct app {
 	struct keyctl_status status;
 };
 
+static int64_t clock_offset;
+
+/* The daemon's clock as last seen, so that "in N days" agrees with keyctl-status. */
 static int64_t now_s(void)
 {
-	return (int64_t)time(NULL);
+	return (int64_t)time(NULL) + clock_offset;
 }
 
 _printf_(1, 2) static void log_msg(const char *fmt, ...)
@@ -601,13 +606,36 @@ static void finding_cleared(struct app *a, const struct finding *f)
 		app_save(a);
 }
 
+/* The daemon's [expiry] and [notify] settings win over our reading of keyctl.conf, which may
+ * not be the file the daemon runs with; the command line wins over both. */
+static void adopt_daemon_info(struct app *a, const struct daemon_info *d)
+{
+	if (d->now > 0)
+		clock_offset = d->now - (int64_t)time(NULL);
+	if (!a->own_thresholds && d->n_thresholds > 0 && d->n_thresholds <= THRESHOLDS_MAX) {
+		memcpy(a->thresholds, d->thresholds, d->n_thresholds * sizeof(unsigned));
+		a->policy.n_thresholds = d->n_thresholds;
+		if (d->warning_days >= d->critical_days) {
+			a->policy.warning_days = d->warning_days;
+			a->policy.critical_days = d->critical_days;
+		}
+	}
+	if (!a->own_url && d->renewal_url[0])
+		memcpy(a->renewal_url, d->renewal_url, sizeof(a->renewal_url));
+}
+
 static void handle_event(struct app *a, struct keyctl_event *e)
 {
 	bool was_present = false;
-	int64_t now = now_s();
+	int64_t now;
 
+	if (e->has_daemon && e->type != EVENT_STATE)
+		adopt_daemon_info(a, &e->daemon);
+	now = now_s();
 	switch (e->type) {
 	case EVENT_STATE:
+		adopt_daemon_info(a, &e->status.daemon);
+		now = now_s();
 		keyctl_status_done(&a->status);
 		a->status = e->status;
 		memset(&e->status, 0, sizeof(e->status));
@@ -926,9 +954,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		a.policy.n_thresholds = n;
+		a.own_thresholds = true;
 	}
 	env_url = getenv("KEYCTL_RENEWAL_URL");
 	if (opt_url || env_url) {
+		a.own_url = true;
 		if (strcpy_bounded(a.renewal_url, sizeof(a.renewal_url),
 		                   opt_url ? opt_url : env_url) < 0) {
 			log_msg("Renewal URL too long (max %d bytes)", URL_MAX - 1);

@@ -136,6 +136,11 @@ static int64_t daemon_now(const struct daemon *d)
 	return (int64_t)time(NULL) + d->time_offset;
 }
 
+static int64_t clock_now(void *userdata)
+{
+	return daemon_now(userdata);
+}
+
 static void info_update(struct daemon *d, void (*change)(struct daemon_info *i, void *arg),
                         void *arg)
 {
@@ -241,6 +246,17 @@ static void set_static_info(struct daemon_info *i, void *arg)
 	strcpy_trunc(i->gnupghome, sizeof(i->gnupghome), home);
 }
 
+static void set_policy(struct daemon_info *i, void *arg)
+{
+	const struct config *c = arg;
+
+	i->n_thresholds = c->n_thresholds;
+	memcpy(i->thresholds, c->thresholds, sizeof(i->thresholds));
+	i->warning_days = c->warning_days;
+	i->critical_days = c->critical_days;
+	memcpy(i->renewal_url, c->renewal_url, sizeof(i->renewal_url));
+}
+
 static int reload(struct daemon *d, char *reason, size_t reason_size)
 {
 	struct config fresh;
@@ -255,6 +271,7 @@ static int reload(struct daemon *d, char *reason, size_t reason_size)
 		return r;
 	}
 	memcpy(&d->cfg, &fresh, sizeof(fresh));
+	info_update(d, set_policy, &d->cfg);
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
 	if (d->keyring)
 		(void)keyring_watch_refresh(d->keyring);
@@ -338,10 +355,12 @@ static int daemon_start(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "Failed to allocate the model: %m");
 	model_set_deriver(d->model, derive, d);
+	model_set_clock(d->model, clock_now, d);
 	r = events_log_attach(d->model);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the journal: %m");
 	info_update(d, set_static_info, home);
+	info_update(d, set_policy, &d->cfg);
 	{
 		int64_t started = daemon_now(d);
 		struct daemon_info info;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "model.h"
 
@@ -47,7 +48,10 @@ struct model {
 	struct finding *told_findings;
 	size_t n_told_findings;
 
-	struct daemon_info info;
+	/* Behind a pointer: model_daemon_info() refreshes `now` through a const model. */
+	struct daemon_info *info;
+	model_clock_fn clock;
+	void *clock_userdata;
 
 	struct subscriber subscribers[SUBSCRIBERS_MAX];
 	size_t n_subscribers;
@@ -78,7 +82,8 @@ int model_new(struct model **ret)
 	m->tokens = calloc(TOKENS_MAX, sizeof(struct token));
 	m->max_counter = calloc(TOKENS_MAX, sizeof(uint32_t));
 	m->sightings = calloc(SIGHTINGS_MAX, sizeof(struct sighting));
-	if (!m->tokens || !m->max_counter || !m->sightings) {
+	m->info = calloc(1, sizeof(struct daemon_info));
+	if (!m->tokens || !m->max_counter || !m->sightings || !m->info) {
 		model_free(m);
 		return -ENOMEM;
 	}
@@ -104,6 +109,7 @@ struct model *model_free(struct model *m)
 	keys_free(m->told, m->n_told);
 	free(m->findings);
 	free(m->told_findings);
+	free(m->info);
 	free(m);
 	return NULL;
 }
@@ -678,9 +684,21 @@ int model_update(struct model *m)
 	return r;
 }
 
+void model_set_clock(struct model *m, model_clock_fn fn, void *userdata)
+{
+	m->clock = fn;
+	m->clock_userdata = userdata;
+}
+
+int64_t model_now(const struct model *m)
+{
+	return m->clock ? m->clock(m->clock_userdata) : (int64_t)time(NULL);
+}
+
 const struct daemon_info *model_daemon_info(const struct model *m)
 {
-	return &m->info;
+	m->info->now = model_now(m);
+	return m->info;
 }
 
 int model_daemon_info_put(struct model *m, const struct daemon_info *info)
@@ -688,14 +706,12 @@ int model_daemon_info_put(struct model *m, const struct daemon_info *info)
 	struct daemon_info a, b;
 
 	/* `now` moves on every call and is not news. */
-	memcpy(&a, &m->info, sizeof(a));
+	memcpy(&a, m->info, sizeof(a));
 	memcpy(&b, info, sizeof(b));
 	a.now = b.now = 0;
-	if (memcmp(&a, &b, sizeof(a)) == 0) {
-		m->info.now = info->now;
+	if (memcmp(&a, &b, sizeof(a)) == 0)
 		return 0;
-	}
-	memcpy(&m->info, info, sizeof(*info));
+	memcpy(m->info, info, sizeof(*info));
 	emit(m, &(struct model_event){ .type = MODEL_DAEMON_CHANGED });
 	return 1;
 }

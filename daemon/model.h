@@ -103,6 +103,11 @@ size_t model_keys_mutable(struct model *m, struct key **ret);
 int model_findings_replace(struct model *m, const struct finding *f, size_t n);
 size_t model_findings(const struct model *m, const struct finding **ret);
 
+/* The model's clock (the daemon's, which tests may shift); time(NULL) when none is set. */
+typedef int64_t (*model_clock_fn)(void *userdata);
+void model_set_clock(struct model *m, model_clock_fn fn, void *userdata);
+int64_t model_now(const struct model *m);
+/* The daemon's info, with `now` read from the model's clock at this call. */
 const struct daemon_info *model_daemon_info(const struct model *m);
 /* Changes daemon info through a callback-free copy: emits DAEMON_CHANGED when different. */
 int model_daemon_info_put(struct model *m, const struct daemon_info *info);

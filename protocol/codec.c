@@ -610,6 +610,18 @@ int codec_finding_from_json(json_object *o, struct finding *ret)
 	return decode(o, finding_table, ret, sizeof(*ret), NULL, NULL);
 }
 
+static int put_thresholds(json_object *o, const struct daemon_info *d)
+{
+	json_object *a = json_object_new_array_ext((int)d->n_thresholds);
+
+	if (put(o, "thresholds", a) < 0)
+		return -ENOMEM;
+	for (unsigned i = 0; i < d->n_thresholds && i < THRESHOLDS_MAX; i++)
+		if (json_object_array_add(a, json_object_new_int64(d->thresholds[i])) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int codec_daemon_info_to_json(const struct daemon_info *d, json_object **ret)
 {
 	_cleanup_(json_putp) json_object *o = json_object_new_object();
@@ -621,9 +633,38 @@ int codec_daemon_info_to_json(const struct daemon_info *d, json_object **ret)
 	    put_bool(o, "keyring_stale", d->keyring_stale) < 0 ||
 	    put_str(o, "keyring_error", d->keyring_error) < 0 ||
 	    put_time(o, "keyring_refreshed", d->keyring_refreshed) < 0 ||
-	    put_time(o, "next_deadline", d->next_deadline) < 0)
+	    put_time(o, "next_deadline", d->next_deadline) < 0 || put_thresholds(o, d) < 0 ||
+	    put_int(o, "warning_days", d->warning_days) < 0 ||
+	    put_int(o, "critical_days", d->critical_days) < 0 ||
+	    put_str(o, "renewal_url", d->renewal_url) < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+/* Thresholds are days from 1 to 3650, strictly descending, at most THRESHOLDS_MAX. */
+static int dispatch_thresholds(json_object *v, void *field, void *userdata)
+{
+	struct daemon_info *d =
+	        (struct daemon_info *)((uint8_t *)field - offsetof(struct daemon_info, thresholds));
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array))
+		return -EBADMSG;
+	n = json_object_array_length(v);
+	if (n > THRESHOLDS_MAX)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < n; i++) {
+		int64_t x;
+		int r = varlink_json_int64(json_object_array_get_idx(v, i), &x);
+
+		if (r < 0)
+			return r;
+		if (x < 1 || x > 3650 || (i > 0 && (unsigned)x >= d->thresholds[i - 1]))
+			return -EBADMSG;
+		d->thresholds[i] = (unsigned)x;
+	}
+	d->n_thresholds = (unsigned)n;
 	return 0;
 }
 
@@ -637,6 +678,10 @@ static const struct varlink_field daemon_info_table[] = {
 	F_STR(struct daemon_info, keyring_error, M),
 	F_TIME(struct daemon_info, keyring_refreshed),
 	F_TIME(struct daemon_info, next_deadline),
+	F_CB("thresholds", struct daemon_info, thresholds, N, dispatch_thresholds),
+	F_TYPE(struct daemon_info, warning_days, VARLINK_UINT32, N),
+	F_TYPE(struct daemon_info, critical_days, VARLINK_UINT32, N),
+	F_STR(struct daemon_info, renewal_url, N),
 	{},
 };
 

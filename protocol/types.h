@@ -95,6 +95,7 @@ enum secret_location {
 #define TOKENS_MAX 64
 #define KEYS_MAX 4096
 #define FINDINGS_MAX 1024
+#define THRESHOLDS_MAX 16
 
 struct card_slot {
 	char fingerprint[FPR_HEX_MAX]; /* upper-case hex; "" when the slot is empty */
@@ -182,6 +183,11 @@ struct daemon_info {
 	char keyring_error[ERROR_TEXT_MAX];
 	int64_t keyring_refreshed; /* epoch seconds of the last good listing; 0 never */
 	int64_t next_deadline; /* next threshold crossing; 0 none */
+	/* The expiry policy in force, so that clients announce the same crossings. */
+	unsigned n_thresholds;
+	unsigned thresholds[THRESHOLDS_MAX]; /* days, strictly descending */
+	unsigned warning_days, critical_days;
+	char renewal_url[URL_MAX];
 };
 
 const char *token_kind_to_string(enum token_kind k);
