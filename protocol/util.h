@@ -68,8 +68,10 @@ static inline int strcpy_bounded(char *dst, size_t size, const char *src)
 /* For text we produce ourselves, where cutting is acceptable (log lines, error texts). */
 static inline void strcpy_trunc(char *dst, size_t size, const char *src)
 {
-	size_t n = strnlen(src, size - 1);
+	size_t n = 0;
 
-	memcpy(dst, src, n);
+	/* A loop, not strnlen(src, size - 1): src may be a smaller array than dst. */
+	for (; n + 1 < size && src[n]; n++)
+		dst[n] = src[n];
 	dst[n] = 0;
 }

@@ -73,7 +73,9 @@ static void replay_load(struct replay *r, const char *name)
 	FILE *f;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s/%s.apdu", data_dir(), name);
+	if (snprintf(r->path, sizeof(r->path), "%s/%s.apdu", data_dir(), name) >=
+	    (int)sizeof(r->path))
+		TEST_FAIL("path too long for %s", name);
 	f = fopen(r->path, "re");
 	if (!f)
 		TEST_FAIL("%s: %s", r->path, strerror(errno));
