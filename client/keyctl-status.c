@@ -19,16 +19,11 @@
 
 #include "client.h"
 #include "codec.h"
+#include "varlink.h"
 #include "config-build.h"
 #include "prometheus.h"
 #include "status.h"
 #include "table.h"
-
-static void json_object_putp(json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
@@ -273,6 +268,10 @@ static int run_status(const struct options *o, struct varlink_client *vc)
 		return STATUS_EXIT_UNKNOWN;
 	}
 
+	/* "in 5 days" and --warn-days count from the daemon's clock, as its levels do (they differ
+	 * under KEYCTL_TIME_OFFSET, or when the reply was made a while ago). */
+	if (st.daemon.now > 0)
+		now = st.daemon.now;
 	code = status_exit_code(&st.daemon, st.keys, st.n_keys, st.findings, st.n_findings, now,
 	                        o->warn_days);
 	if (!o->quiet)

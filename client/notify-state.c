@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "notify-state.h"
 
 int notify_state_new(struct notify_state **ret)
@@ -182,120 +183,28 @@ int notify_state_format(const struct notify_state *s, char **ret)
 
 int notify_state_load(const char *path, struct notify_state **ret)
 {
-	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) uint8_t *buf = NULL;
-	struct stat st;
-	size_t got = 0;
-	ssize_t k;
+	size_t n;
+	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return notify_state_new(ret);
-		return -errno;
-	}
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EBADMSG;
-	if (st.st_size > (off_t)NOTIFY_STATE_FILE_MAX)
-		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	/* Read one byte more than fstat said, to notice a file that grew meanwhile. */
-	while (got <= (size_t)st.st_size) {
-		k = read(fd, buf + got, (size_t)st.st_size + 1 - got);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
-	}
-	if (got > (size_t)st.st_size)
-		return -EFBIG;
-	return notify_state_parse(buf, got, ret);
-}
-
-static int mkdir_parents(const char *dir)
-{
-	char buf[PATH_MAX];
-
-	if (strcpy_bounded(buf, sizeof(buf), dir) < 0)
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	r = file_read_bounded(path, NOTIFY_STATE_FILE_MAX, &buf, &n);
+	if (r == -ENOENT)
+		return notify_state_new(ret);
+	if (r == -EINVAL)
+		return -EBADMSG; /* not a regular file: not ours */
+	if (r < 0)
+		return r;
+	return notify_state_parse(buf, n, ret);
 }
 
 int notify_state_save(const struct notify_state *s, const char *path)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX];
 	_cleanup_(freep) char *text = NULL;
-	_cleanup_(closep) int dfd = -1;
-	int fd, r, len;
+	int len = notify_state_format(s, &text);
 
-	if (strcpy_bounded(dir, sizeof(dir), path) < 0)
-		return -ENAMETOOLONG;
-	dirname(dir);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	r = mkdir_parents(dir);
-	if (r < 0)
-		return r;
-
-	len = notify_state_format(s, &text);
 	if (len < 0)
 		return len;
-
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, text, (size_t)len);
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r >= 0)
-		r = -errno;
-	if (r >= 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* The rename is durable only once the directory is. */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fsync(dfd) < 0)
-		return -errno;
-	return 0;
+	return file_write_atomic(path, text, (size_t)len);
 }
 
 int notify_state_default_path(char *buf, size_t size)

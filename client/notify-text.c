@@ -103,28 +103,6 @@ static void subkey_noun(char *buf, size_t size, const struct subkey *s)
 	}
 }
 
-static const char *kind_name(enum token_kind k)
-{
-	switch (k) {
-	case TOKEN_KIND_YUBIKEY:
-		return "YubiKey";
-	case TOKEN_KIND_NITROKEY:
-		return "Nitrokey";
-	case TOKEN_KIND_OPENPGP_CARD:
-		return "OpenPGP card";
-	default:
-		return "Token";
-	}
-}
-
-void notify_text_token_name(char *buf, size_t size, const struct token *t)
-{
-	const char *serial = !isempty(t->serial) ? t->serial : t->openpgp.serial;
-
-	snprintf(buf, size, "%s%s%s", !isempty(t->model) ? t->model : kind_name(t->kind),
-	         isempty(serial) ? "" : " #", serial);
-}
-
 /* Where the secret part is: "on YubiKey 5 NFC #12345678", "on card #12345678", "on disk", "". */
 static void where(char *buf, size_t size, const struct subkey *s, const struct token *t)
 {
@@ -132,7 +110,7 @@ static void where(char *buf, size_t size, const struct subkey *s, const struct t
 	const char *cs = s->card_serial;
 
 	if (t) {
-		notify_text_token_name(name, sizeof(name), t);
+		token_display_name(t, name, sizeof(name));
 		snprintf(buf, size, " on %s", name);
 	} else if (s->secret == SECRET_CARD && !isempty(cs)) {
 		/* A stub names its card by the AID (OpenPGP card 3.4, 4.2.1); the serial GnuPG
@@ -255,7 +233,7 @@ int notify_text_token_inserted(const struct token *t, const struct key *keys, si
 	if (!isempty(renewal_url))
 		append(ret->body, sizeof(ret->body), "\nInstructions: %s", renewal_url);
 
-	notify_text_token_name(name, sizeof(name), t);
+	token_display_name(t, name, sizeof(name));
 	if (count == 1) {
 		subkey_noun(noun, sizeof(noun), first);
 		if (first->expires > now)
@@ -291,7 +269,7 @@ void notify_text_finding(const struct finding *f, const struct key *key, const s
 		append(ret->body, sizeof(ret->body), "Subkey: %s\n",
 		       notify_text_short_fpr(f->subkey));
 	if (token) {
-		notify_text_token_name(name, sizeof(name), token);
+		token_display_name(token, name, sizeof(name));
 		append(ret->body, sizeof(ret->body), "Token: %s\n", name);
 	} else if (!isempty(f->token))
 		append(ret->body, sizeof(ret->body), "Token: %s\n", f->token);

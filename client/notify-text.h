@@ -46,9 +46,6 @@ void notify_text_group_fpr(char *buf, size_t size, const char *fpr);
 /* "sign", "encrypt", "auth", "certify", joined with "/" for several ("sign/auth"); "" for none. */
 void notify_text_usage(char *buf, size_t size, unsigned caps);
 
-/* "YubiKey 5 NFC #12345678": model (or kind) and serial. */
-void notify_text_token_name(char *buf, size_t size, const struct token *t);
-
 /*
  * A subkey that crossed an expiry threshold. token: the token holding it (NULL when unknown);
  * renewal_url: "" or NULL for none; details: append fingerprint, algorithm and dates (for servers

@@ -642,6 +642,8 @@ static void handle_event(struct app *a, struct keyctl_event *e)
 		a->synced = true;
 		a->backoff = 1;
 		a->n_inserted = 0;
+		/* Snoozes that ended while we were not running or the daemon was away. */
+		wake_snoozes(a, now);
 		check_all(a);
 		break;
 	case EVENT_TOKEN_ADDED:

@@ -135,29 +135,6 @@ void table_format_usage(char *buf, size_t size, unsigned caps)
 	         caps & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH | CAP_CERTIFY) ? "" : "-");
 }
 
-static const char *kind_name(enum token_kind k)
-{
-	switch (k) {
-	case TOKEN_KIND_YUBIKEY:
-		return "YubiKey";
-	case TOKEN_KIND_NITROKEY:
-		return "Nitrokey";
-	case TOKEN_KIND_OPENPGP_CARD:
-		return "OpenPGP card";
-	default:
-		return "Token";
-	}
-}
-
-/* "YubiKey 5 NFC #12345678": the model its maker prints and the serial on its back. */
-static void token_name(char *buf, size_t size, const struct token *t)
-{
-	const char *serial = !isempty(t->serial) ? t->serial : t->openpgp.serial;
-
-	snprintf(buf, size, "%s%s%s", !isempty(t->model) ? t->model : kind_name(t->kind),
-	         isempty(serial) ? "" : " #", serial);
-}
-
 /* GnuPG's stubs name the card by its AID (OpenPGP card 3.4, 4.2.1): D2 76 00 01 24 01, version,
  * manufacturer, then the 4-byte serial that `gpg --card-status` prints. */
 static bool aid_serial(const char *card_serial, char ret[static 9])
@@ -200,7 +177,7 @@ static void format_where(const struct ctx *c, char *buf, size_t size, const stru
 	case SECRET_CARD:
 		t = find_token(c, s);
 		if (t) {
-			token_name(name, sizeof(name), t);
+			token_display_name(t, name, sizeof(name));
 			snprintf(buf, size, "on %s%s", name, t->present ? "" : " (absent)");
 		} else if (aid_serial(s->card_serial, serial))
 			snprintf(buf, size, "card #%s (not seen)", serial);
@@ -325,7 +302,7 @@ static void render_token(const struct ctx *c, const struct token *t)
 	size_t widths[SLOT_COL_MAX] = { 11 }; /* line up with put_field's names */
 	char buf[256], ago[32];
 
-	token_name(buf, sizeof(buf), t);
+	token_display_name(t, buf, sizeof(buf));
 	fputs("  ", c->out);
 	put_colored(c, SGR_BOLD, buf);
 	fputs(SEP, c->out);
@@ -525,6 +502,48 @@ static void put_wrapped(const struct ctx *c, const char *sgr, const char *text, 
 	fputc('\n', c->out);
 }
 
+/* A hint is often a command line ("gpg --quick-set-expire FPR 1y SUBFPR" is 107 columns): one
+ * that does not fit is continued with " \\" so that it still pastes whole into a shell; a hint in
+ * words is word-wrapped like the message. */
+static void put_hint(const struct ctx *c, const char *hint)
+{
+	const size_t col0 = FINDING_INDENT + strlen("hint: ");
+	const char *p = hint;
+	size_t col = col0;
+
+	fprintf(c->out, "%*shint:", FINDING_INDENT, "");
+	if (col0 + text_width(hint) <= LINE_MAX_COLS) {
+		fprintf(c->out, " %s\n", hint);
+		return;
+	}
+	if (strncmp(hint, "gpg ", 4) != 0 || strpbrk(hint, "\"'\\")) {
+		put_wrapped(c, NULL, hint, col0 - 1);
+		return;
+	}
+	fputc(' ', c->out);
+	while (*p) {
+		size_t n = strcspn(p, " "), w = 0;
+
+		for (const char *q = p; q < p + n; q++)
+			if (((unsigned char)*q & 0xc0) != 0x80)
+				w++;
+		/* Room for the word and, after it, " \\" if more follows. */
+		if (col > col0 && col + 1 + w + 2 > LINE_MAX_COLS) {
+			fprintf(c->out, " \\\n%*s", (int)(col0 + 4), "");
+			col = col0 + 4;
+		} else if (col > col0) {
+			fputc(' ', c->out);
+			col++;
+		}
+		fwrite(p, 1, n, c->out);
+		col += w;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', c->out);
+}
+
 static void render_findings(const struct ctx *c, const struct finding *f, size_t n)
 {
 	put_header(c, "FINDINGS");
@@ -537,9 +556,8 @@ static void render_findings(const struct ctx *c, const struct finding *f, size_t
 		put_colored(c, table_level_color(f[i].level), name);
 		fprintf(c->out, "%*s", (int)(FINDING_INDENT - 2 - strlen(name)), "");
 		put_wrapped(c, NULL, f[i].message, FINDING_INDENT);
-		/* A hint is often a command line: never wrapped, so that it pastes whole. */
 		if (!isempty(f[i].hint))
-			fprintf(c->out, "%*shint: %s\n", FINDING_INDENT, "", f[i].hint);
+			put_hint(c, f[i].hint);
 	}
 }
 
@@ -555,7 +573,7 @@ static void put_token_brief(const struct ctx *c, const struct token *t)
 {
 	char name[128];
 
-	token_name(name, sizeof(name), t);
+	token_display_name(t, name, sizeof(name));
 	fputs(name, c->out);
 	if (t->present)
 		fputs(", present", c->out);

@@ -155,9 +155,8 @@ void audit_match(const struct token *tokens, size_t n_tokens, struct key *keys, 
 static const char *token_label(const struct token *t, char *buf, size_t size)
 {
 	const char *serial = !isempty(t->serial) ? t->serial : t->openpgp.serial;
-	const char *kind = t->kind == TOKEN_KIND_YUBIKEY    ? "YubiKey"
-	                   : t->kind == TOKEN_KIND_NITROKEY ? "Nitrokey"
-	                                                    : "OpenPGP card";
+	const char *kind =
+	        t->kind == TOKEN_KIND_UNKNOWN ? "OpenPGP card" : token_kind_display(t->kind);
 
 	if (isempty(serial))
 		textf(buf, size, "%s %s", kind, t->id);

@@ -661,9 +661,11 @@ int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret)
 	if (r < 0)
 		return r;
 
+	/* From here on the application is there (SELECT said so): a mandatory DO it says it does
+	 * not have (6A88) is a broken read, not a card without OpenPGP. */
 	r = get_data(t, 0x004f, buf, sizeof(buf), &len);
 	if (r < 0)
-		return r;
+		return r == -ENOENT ? -EIO : r;
 	r = card_parse_aid(buf, len, ret);
 	if (r < 0)
 		return r;
@@ -676,7 +678,7 @@ int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret)
 
 	r = get_data(t, 0x006e, buf, sizeof(buf), &len);
 	if (r < 0)
-		return r;
+		return r == -ENOENT ? -EIO : r;
 	r = card_parse_application_data(buf, len, ret);
 	if (r < 0)
 		return r;

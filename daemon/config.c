@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "log.h"
 
 /* inih needs room for "\r\n\0" beyond the longest line. */
@@ -134,8 +135,8 @@ static int parse_track(struct parse_ctx *x, const char *v)
 {
 	char buf[LINE_MAX_CHARS + 1], *save = NULL;
 
+	/* Adds to what earlier `track =` lines named: 32 fingerprints do not fit on one line. */
 	strcpy_trunc(buf, sizeof(buf), v);
-	x->c->n_track = 0;
 	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
 		if (x->c->n_track >= CONFIG_TRACK_MAX) {
 			fail(x, "[keyring] track: more than %d fingerprints", CONFIG_TRACK_MAX);
@@ -305,52 +306,22 @@ int config_parse(const uint8_t *p, size_t n, const char *filename, struct config
 
 int config_load(const char *path, bool missing_ok, struct config *ret, char *err, size_t errsize)
 {
-	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) uint8_t *buf = NULL;
-	struct stat st;
-	size_t n = 0;
+	size_t n;
+	int r;
 
 	config_init(ret);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT && missing_ok)
-			return 0;
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (fstat(fd, &st) < 0) {
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	r = file_read_bounded(path, CONFIG_FILE_MAX, &buf, &n);
+	if (r == -ENOENT && missing_ok)
+		return 0;
+	if (r == -EINVAL)
 		snprintf(err, errsize, "%s: not a regular file", path);
-		return -EINVAL;
-	}
-	if (st.st_size > CONFIG_FILE_MAX) {
+	else if (r == -EFBIG)
 		snprintf(err, errsize, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
-		return -EFBIG;
-	}
-	/* Read one byte more than allowed: the file may have grown since fstat(). */
-	buf = malloc(CONFIG_FILE_MAX + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t k = read(fd, buf + n, CONFIG_FILE_MAX + 1 - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			snprintf(err, errsize, "%s: %s", path, strerror(errno));
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n > CONFIG_FILE_MAX) {
-			snprintf(err, errsize, "%s: larger than %u bytes", path, CONFIG_FILE_MAX);
-			return -EFBIG;
-		}
-	}
+	else if (r < 0)
+		snprintf(err, errsize, "%s: %s", path, strerror(-r));
+	if (r < 0)
+		return r;
 	return config_parse(buf, n, path, ret, err, errsize);
 }
 

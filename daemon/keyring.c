@@ -15,6 +15,7 @@
  * Does not: write to the keyring, talk to gpg-agent, or log.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gpgme.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "keyring.h"
 
 static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
@@ -365,6 +367,40 @@ static void ctx_releasep(gpgme_ctx_t *ctx)
 		gpgme_release(*ctx);
 }
 
+/* True when private-keys-v1.d holds a key file that is not one of gpg-agent's ssh keys (those
+ * are named in sshcontrol and belong to no OpenPGP key). gpg asks gpg-agent which secret keys
+ * exist; when it cannot reach the agent it exits 2 and gpgme reports an empty, successful listing,
+ * so an empty answer next to such key files is a failure, not an empty keyring. */
+static bool home_has_secret_files(const char *home)
+{
+	char path[PATH_MAX];
+	_cleanup_(freep) uint8_t *sshcontrol = NULL;
+	size_t n_ssh = 0;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (!home || snprintf(path, sizeof(path), "%s/sshcontrol", home) >= (int)sizeof(path))
+		return false;
+	(void)file_read_bounded(path, 256u * 1024u, &sshcontrol, &n_ssh);
+	snprintf(path, sizeof(path), "%s/private-keys-v1.d", home);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char grip[64];
+
+		if (n != 44 || !streq(de->d_name + 40, ".key"))
+			continue;
+		memcpy(grip, de->d_name, 40);
+		grip[40] = 0;
+		found = !sshcontrol || !strcasestr((const char *)sshcontrol, grip);
+	}
+	closedir(d);
+	return found;
+}
+
 static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *track, size_t n_track,
                        struct key **ret_keys, size_t *ret_n, char *err, size_t errsize)
 {
@@ -394,6 +430,13 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *tra
 		return fail(e, err, errsize, "Failed to list secret keys", home);
 	if (sw.error)
 		return fail(sw.error, err, errsize, "gpg failed listing secret keys", home);
+	if (l.n_primaries == 0 && home_has_secret_files(home)) {
+		snprintf(err, errsize,
+		         "gpg listed no secret keys although %s/private-keys-v1.d has "
+		         "some: is gpg-agent reachable?",
+		         home);
+		return -EHOSTDOWN;
+	}
 
 	patterns = calloc(l.n_primaries + n_track + 1, sizeof(*patterns));
 	if (!patterns)
@@ -491,6 +534,18 @@ static int list_full(const char *home, const char *gpg_path, const char *const *
 		                                        GPGME_KEYLIST_MODE_WITH_KEYGRIP);
 	if (e)
 		return fail(e, err, errsize, "Failed to set up gpgme", home);
+	/* gpgme remembers where it found gpg; if that binary is gone now, its exec fails in the
+	 * child and the listing comes back empty without an error. Say so instead. */
+	for (gpgme_engine_info_t i = gpgme_ctx_get_engine_info(ctx); i; i = i->next) {
+		if (i->protocol != GPGME_PROTOCOL_OpenPGP)
+			continue;
+		if (!i->file_name || access(i->file_name, X_OK) < 0) {
+			r = i->file_name ? -errno : -ENOENT;
+			snprintf(err, errsize, "No usable gpg at %s: %s",
+			         i->file_name ? i->file_name : "(none)", strerror(-r));
+			return r;
+		}
+	}
 	gpgme_set_offline(ctx, 1);
 	(void)gpgme_set_ctx_flag(ctx, "trust-model", "always");
 	/* Hands every status line, ERROR included, to on_status(). */
@@ -749,7 +804,7 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
 static void watches_ensure(struct keyring_watch *w)
 {
 	const uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
-	                      IN_DELETE_SELF | IN_ONLYDIR;
+	                      IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 	char path[PATH_MAX + 32];
 
 	if (!w->has_home)
@@ -782,11 +837,14 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 {
 	struct keyring_watch *w = userdata;
 
-	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF)) {
-		/* The watched directory is gone; watches_ensure() adds it back once it exists. */
-		if (s == w->inotify_home)
+	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+		/* The watched directory is gone or was renamed away (a restored backup moved in
+		 * its place): watches_ensure() watches the path again once it exists. The key
+		 * directory's watch sits inside the old home, so it goes with it. */
+		if (s == w->inotify_home) {
 			w->inotify_home = sd_event_source_disable_unref(w->inotify_home);
-		else if (s == w->inotify_keys)
+			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
+		} else if (s == w->inotify_keys)
 			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
 		return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
 		                 "keyring-debounce");
@@ -913,6 +971,32 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(w);
+	return 0;
+}
+
+int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track)
+{
+	char(*t)[FPR_HEX_MAX] = NULL;
+	int r;
+
+	if (n_track > KEYRING_TRACK_MAX)
+		return -E2BIG;
+	if (n_track > 0) {
+		t = calloc(n_track, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < n_track; i++) {
+			r = strcpy_bounded(t[i], FPR_HEX_MAX, track[i]);
+			if (r < 0) {
+				free(t);
+				return r;
+			}
+		}
+	}
+	/* A running listing has its own copy; the next one uses the new list. */
+	free(w->track);
+	w->track = t;
+	w->n_track = n_track;
 	return 0;
 }
 

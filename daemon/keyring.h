@@ -84,6 +84,8 @@ static inline void keyring_watch_freep(struct keyring_watch **w)
 }
 /* Refreshes now (or right after the running listing). */
 int keyring_watch_refresh(struct keyring_watch *w);
+/* Replaces the tracked fingerprints (configuration reload); takes effect with the next listing. */
+int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track);
 /* For tests: another gpg binary, another listing timeout. Apply before the loop runs. */
 int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path);
 void keyring_watch_set_timeout(struct keyring_watch *w, uint64_t usec);

@@ -24,6 +24,7 @@
 #include "model.h"
 #include "pcsc-watch.h"
 #include "server.h"
+#include "state.h"
 #include "udev-watch.h"
 
 struct daemon {
@@ -35,6 +36,7 @@ struct daemon {
 	struct udev_watch *udev;
 	struct keyring_watch *keyring;
 	struct expiry_timer *timer;
+	struct state *state;
 	char default_key[KEYRING_DEFAULT_KEY_MAX];
 	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
 };
@@ -109,7 +111,8 @@ static int parse_argv(int argc, char **argv)
 	return 1;
 }
 
-static int load_config(struct config *c)
+/* `starting` picks the words: a bad file refuses a start, but only a reload otherwise. */
+static int load_config(struct config *c, bool starting)
 {
 	char path[PATH_MAX], err[CONFIG_ERROR_MAX] = "";
 	bool missing_ok = !*arg_config;
@@ -123,7 +126,10 @@ static int load_config(struct config *c)
 	}
 	r = config_load(path, missing_ok, c, err, sizeof(err));
 	if (r < 0) {
-		log_error("Refusing to start with a bad configuration: %s", err);
+		if (starting)
+			log_error("Refusing to start with a bad configuration: %s", err);
+		else
+			log_warning("Not reloading, the configuration is bad: %s", err);
 		return r;
 	}
 	for (unsigned i = 0; i < c->n_warnings; i++)
@@ -232,8 +238,8 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 	st.reason = "";
 	st.refreshed = daemon_now(d);
 	info_update(d, set_keyring_state, &st);
-	r = model_keys_replace(d->model, TAKE_PTR(res->keys), res->n_keys);
-	res->n_keys = 0;
+	/* The model takes each key's subkeys; the array stays with res, freed by the watch. */
+	r = model_keys_replace(d->model, res->keys, res->n_keys);
 	if (r < 0)
 		log_error_errno(r, "Failed to store the keyring's keys: %m");
 }
@@ -263,7 +269,7 @@ static int reload(struct daemon *d, char *reason, size_t reason_size)
 	int r;
 
 	/* A broken file on reload keeps the configuration we run with. */
-	r = load_config(&fresh);
+	r = load_config(&fresh, false);
 	if (r < 0) {
 		snprintf(reason, reason_size,
 		         "the configuration file is invalid (see the journal)");
@@ -273,8 +279,16 @@ static int reload(struct daemon *d, char *reason, size_t reason_size)
 	memcpy(&d->cfg, &fresh, sizeof(fresh));
 	info_update(d, set_policy, &d->cfg);
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
-	if (d->keyring)
+	if (d->keyring) {
+		const char *track[CONFIG_TRACK_MAX];
+
+		for (unsigned i = 0; i < d->cfg.n_track; i++)
+			track[i] = d->cfg.track[i];
+		r = keyring_watch_set_track(d->keyring, track, d->cfg.n_track);
+		if (r < 0)
+			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
 		(void)keyring_watch_refresh(d->keyring);
+	}
 	if (d->pcsc)
 		(void)pcsc_watch_rescan(d->pcsc);
 	(void)model_update(d->model);
@@ -329,7 +343,7 @@ static int parse_time_offset(int64_t *ret)
 
 static int daemon_start(struct daemon *d)
 {
-	char home[PATH_MAX];
+	char home[PATH_MAX], state_dir[PATH_MAX], state_err[ERROR_TEXT_MAX + PATH_MAX];
 	const char *track[CONFIG_TRACK_MAX];
 	struct server_config scfg = {
 		.socket_path = d->cfg.socket_path,
@@ -356,6 +370,18 @@ static int daemon_start(struct daemon *d)
 		return log_error_errno(r, "Failed to allocate the model: %m");
 	model_set_deriver(d->model, derive, d);
 	model_set_clock(d->model, clock_now, d);
+
+	/* Remembered tokens load before the journal listens: they were not inserted just now. */
+	r = state_default_dir(state_dir, sizeof(state_dir));
+	if (r >= 0)
+		r = state_new(d->event, d->model, state_dir, state_err, sizeof(state_err),
+		              &d->state);
+	if (r < 0)
+		log_warning_errno(r, "Failed to set up the state directory, tokens will not be "
+		                     "remembered across restarts: %m");
+	else if (*state_err)
+		log_warning("Ignoring remembered tokens: %s", state_err);
+
 	r = events_log_attach(d->model);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the journal: %m");
@@ -403,6 +429,7 @@ static void daemon_stop(struct daemon *d)
 	d->keyring = keyring_watch_free(d->keyring);
 	d->server = server_free(d->server);
 	d->timer = expiry_timer_free(d->timer);
+	d->state = state_free(d->state);
 	d->model = model_free(d->model);
 }
 
@@ -421,7 +448,7 @@ int main(int argc, char **argv)
 	if (arg_log_level >= 0)
 		log_set_max_level(arg_log_level);
 
-	r = load_config(&d.cfg);
+	r = load_config(&d.cfg, true);
 	if (r < 0)
 		return EXIT_FAILURE;
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d.cfg.log_level);

@@ -23,6 +23,10 @@ struct sighting {
 	enum sighting_source src;
 	char handle[READER_NAME_MAX + 64];
 	struct token t;
+	/* USB only: the serial of the card this device was last merged with, when its own USB
+	 * serial is not that (not a YubiKey) or absent. Names the device while its card is out of
+	 * sight (pcscd gone); kept as long as the device reports the same USB serial. */
+	char card_serial[SERIAL_MAX];
 };
 
 struct subscriber {
@@ -263,9 +267,17 @@ static ssize_t sighting_index(const struct model *m, enum sighting_source src, c
 	return -1;
 }
 
-static bool serials_match(const struct token *a, const struct token *b)
+/* The serial a sighting names its token by: a USB device's card's, once learned. */
+static const char *sighting_serial(const struct sighting *s)
 {
-	return *a->serial && *b->serial && streq(a->serial, b->serial);
+	return *s->card_serial ? s->card_serial : s->t.serial;
+}
+
+static bool serials_match(const struct sighting *a, const struct sighting *b)
+{
+	const char *x = sighting_serial(a), *y = sighting_serial(b);
+
+	return *x && *y && streq(x, y);
 }
 
 static uint32_t hash_string(const char *s)
@@ -285,6 +297,9 @@ static void token_merge(const struct sighting *usb, const struct sighting *pcsc,
 	memset(ret, 0, sizeof(*ret));
 	if (usb) {
 		memcpy(ret, &usb->t, sizeof(*ret));
+		memcpy(ret->serial, usb->card_serial, sizeof(usb->card_serial));
+		if (!*ret->serial)
+			memcpy(ret->serial, usb->t.serial, sizeof(ret->serial));
 		ret->has_openpgp = false;
 		memset(&ret->openpgp, 0, sizeof(ret->openpgp));
 		memset(ret->reader, 0, sizeof(ret->reader));
@@ -300,7 +315,9 @@ static void token_merge(const struct sighting *usb, const struct sighting *pcsc,
 			ret->has_openpgp = p->has_openpgp;
 			memcpy(&ret->openpgp, &p->openpgp, sizeof(ret->openpgp));
 			ret->read_path = p->read_path;
-			if (!*ret->serial)
+			/* Only a YubiKey's USB serial is its card's serial; other makers' USB
+			 * serials are not, and the card's is the one GnuPG and people use. */
+			if (!*ret->serial || (ret->kind != TOKEN_KIND_YUBIKEY && *p->serial))
 				memcpy(ret->serial, p->serial, sizeof(ret->serial));
 			if (!*ret->firmware)
 				memcpy(ret->firmware, p->firmware, sizeof(ret->firmware));
@@ -321,17 +338,29 @@ static void token_merge(const struct sighting *usb, const struct sighting *pcsc,
 		         any->src == SIGHTING_USB ? 'u' : 'r', hash_string(any->handle));
 }
 
+static bool id_listed(char (*ids)[TOKEN_ID_MAX], size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(ids[i], id))
+			return true;
+	return false;
+}
+
 /*
  * Rebuilds the present tokens from all sightings. Pairs a USB sighting with a PC/SC sighting of
  * the same kind and serial; then, per kind, the single unpaired USB sighting with the single
  * unpaired PC/SC sighting when a serial is missing on one side (a YubiKey whose OTP interface we
- * may not read still shows its reader). Tokens no longer seen become absent.
+ * may not read still shows its reader), or whatever the serials for kinds other than YubiKey:
+ * a Nitrokey's USB serial is not its card's serial, so equal serials never pair them. A USB
+ * sighting merged with a card loses the id it had alone (its provisional name: no serial, or a
+ * USB serial); that token is removed and forgotten. Tokens no longer seen become absent.
  */
 static int tokens_rebuild(struct model *m, int64_t now)
 {
 	ssize_t partner[SIGHTINGS_MAX];
 	char seen[SIGHTINGS_MAX][TOKEN_ID_MAX];
-	size_t n_seen = 0;
+	char provisional[SIGHTINGS_MAX][TOKEN_ID_MAX];
+	size_t n_seen = 0, n_provisional = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < m->n_sightings; i++)
@@ -343,7 +372,7 @@ static int tokens_rebuild(struct model *m, int64_t now)
 		for (size_t j = 0; j < m->n_sightings; j++)
 			if (m->sightings[j].src == SIGHTING_PCSC && partner[j] < 0 &&
 			    m->sightings[j].t.kind == m->sightings[i].t.kind &&
-			    serials_match(&m->sightings[i].t, &m->sightings[j].t)) {
+			    serials_match(&m->sightings[i], &m->sightings[j])) {
 				partner[i] = (ssize_t)j;
 				partner[j] = (ssize_t)i;
 				break;
@@ -364,10 +393,21 @@ static int tokens_rebuild(struct model *m, int64_t now)
 				p = (ssize_t)i, np++;
 		}
 		if (nu == 1 && np == 1 && kind != TOKEN_KIND_UNKNOWN &&
-		    (!*m->sightings[u].t.serial || !*m->sightings[p].t.serial)) {
+		    (kind != TOKEN_KIND_YUBIKEY || !*sighting_serial(&m->sightings[u]) ||
+		     !*m->sightings[p].t.serial)) {
 			partner[u] = p;
 			partner[p] = u;
 		}
+	}
+	for (size_t i = 0; i < m->n_sightings; i++) {
+		struct sighting *s = &m->sightings[i];
+		const char *card;
+
+		if (s->src != SIGHTING_USB || partner[i] < 0)
+			continue;
+		card = m->sightings[partner[i]].t.serial;
+		if (*card && (s->t.kind != TOKEN_KIND_YUBIKEY || !*s->t.serial))
+			strcpy_trunc(s->card_serial, sizeof(s->card_serial), card);
 	}
 
 	for (size_t i = 0; i < m->n_sightings; i++) {
@@ -385,21 +425,36 @@ static int tokens_rebuild(struct model *m, int64_t now)
 		if (q < 0)
 			r = q;
 		memcpy(seen[n_seen++], t.id, TOKEN_ID_MAX);
+		if (usb && pcsc) {
+			struct sighting raw;
+			struct token alone;
+
+			/* The name the device had alone, before its card named it. */
+			memcpy(&raw, usb, sizeof(raw));
+			raw.card_serial[0] = 0;
+			token_merge(&raw, NULL, &alone);
+			if (!streq(alone.id, t.id))
+				memcpy(provisional[n_provisional++], alone.id, TOKEN_ID_MAX);
+		}
 	}
 
 	for (size_t i = 0; i < m->n_tokens; i++) {
 		struct token *t = &m->tokens[i];
-		bool still = false;
+		bool renamed;
 
-		for (size_t j = 0; j < n_seen && !still; j++)
-			still = streq(seen[j], t->id);
-		if (still || !t->present)
+		if (id_listed(seen, n_seen, t->id))
 			continue;
-		t->present = false;
-		t->last_seen = now;
-		emit_token(m, MODEL_TOKEN_REMOVED, t);
-		/* Nothing to remember of a token we never learned a serial for. */
-		if (!*t->serial) {
+		renamed = id_listed(provisional, n_provisional, t->id);
+		if (!t->present && !renamed)
+			continue;
+		if (t->present) {
+			t->present = false;
+			t->last_seen = now;
+			emit_token(m, MODEL_TOKEN_REMOVED, t);
+		}
+		/* Nothing to remember of a token we never learned a serial for, or of a device's
+		 * provisional name now that its card named it. */
+		if (!*t->serial || renamed) {
 			token_drop(m, i);
 			i--;
 		}
@@ -411,14 +466,19 @@ int model_sighting_put(struct model *m, enum sighting_source src, const char *ha
                        const struct token *t, int64_t now)
 {
 	ssize_t i = sighting_index(m, src, handle);
+	char card_serial[SERIAL_MAX] = "";
 	int r;
 
 	if (i < 0) {
 		if (m->n_sightings >= SIGHTINGS_MAX)
 			return -ENOSPC;
 		i = (ssize_t)m->n_sightings++;
+	} else if (streq(m->sightings[i].t.serial, t->serial)) {
+		/* The same device (a change event): it still holds the same card. */
+		memcpy(card_serial, m->sightings[i].card_serial, sizeof(card_serial));
 	}
 	memset(&m->sightings[i], 0, sizeof(struct sighting));
+	memcpy(m->sightings[i].card_serial, card_serial, sizeof(card_serial));
 	m->sightings[i].src = src;
 	r = strcpy_bounded(m->sightings[i].handle, sizeof(m->sightings[i].handle), handle);
 	if (r < 0) {

@@ -309,9 +309,12 @@ static int job_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *
 		log_debug("PC/SC: SCardTransmit in %s: 0x%08lX", j->reader, (unsigned long)rv);
 		return rv_to_errno(rv);
 	}
+	/* Success without even a status word: the card left mid-exchange (vpcd and readers
+	 * whose card is pulled answer so before pcscd notices the removal). */
+	if (len < 2)
+		return -ENODEV;
 	*resp_len = len;
-	if (len >= 2)
-		j->last_sw = (uint16_t)(resp[len - 2] << 8 | resp[len - 1]);
+	j->last_sw = (uint16_t)(resp[len - 2] << 8 | resp[len - 1]);
 	return 0;
 }
 

@@ -106,11 +106,6 @@ struct server {
 	bool told_full, told_uid; /* log such a refusal once, not once per connection */
 };
 
-static void json_putp(json_object **o)
-{
-	json_object_put(*o);
-}
-
 /* ---- client lifetime ---- */
 
 static struct client *client_free(struct client *c)
@@ -292,7 +287,7 @@ static int client_fail(struct client *c, const char *error, const char *field, c
 
 static int reply_json(struct client *c, const struct varlink_call *call, int r, json_object *p)
 {
-	_cleanup_(json_putp) json_object *params = p;
+	_cleanup_(json_object_putp) json_object *params = p;
 
 	if (r < 0)
 		return r;
@@ -374,7 +369,7 @@ static int method_watch(struct client *c, const struct varlink_call *call)
 	const struct key *k;
 	const struct finding *f;
 	size_t nt, nk, nf;
-	_cleanup_(json_putp) json_object *p = NULL;
+	_cleanup_(json_object_putp) json_object *p = NULL;
 	int r;
 
 	if (!call->more)
@@ -392,7 +387,7 @@ static int method_watch(struct client *c, const struct varlink_call *call)
 
 static int method_get_info(struct client *c, const struct varlink_call *call)
 {
-	_cleanup_(json_putp) json_object *p = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
 	json_object *a = json_object_new_array();
 
 	if (!p || !a || json_object_object_add(p, "interfaces", a) < 0) {
@@ -468,7 +463,7 @@ static const struct varlink_field no_params[] = { {} };
 /* Handles one message. Returns 0, or -errno when the client must be closed now. */
 static int client_process(struct client *c, const char *msg, size_t len)
 {
-	_cleanup_(json_putp) json_object *o = NULL;
+	_cleanup_(json_object_putp) json_object *o = NULL;
 	struct varlink_call call;
 	const char *bad = NULL, *dot;
 	const struct method *m;
@@ -579,7 +574,7 @@ static int client_read(struct client *c)
 	}
 	r = varlink_buffer_feed(&c->in, buf, (size_t)k);
 	if (r == -EMSGSIZE) {
-		_cleanup_(json_putp) json_object *p = json_object_new_object();
+		_cleanup_(json_object_putp) json_object *p = json_object_new_object();
 		_cleanup_(freep) char *m = NULL;
 		size_t n;
 
@@ -723,7 +718,7 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
 static void on_model_event(struct model *m, const struct model_event *ev, void *userdata)
 {
 	struct server *srv = userdata;
-	_cleanup_(json_putp) json_object *p = NULL;
+	_cleanup_(json_object_putp) json_object *p = NULL;
 	_cleanup_(freep) char *msg = NULL;
 	int type;
 	size_t n;

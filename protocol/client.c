@@ -220,16 +220,11 @@ static int fill(struct varlink_client *c)
 	}
 }
 
-static void json_putp(json_object **o)
-{
-	json_object_put(*o);
-}
-
 /* Takes one reply: 1 continues, 0 last, 2 error; or -errno. */
 static int next_reply(struct varlink_client *c, int64_t deadline, json_object **ret_params,
                       char **ret_error_name)
 {
-	_cleanup_(json_putp) json_object *msg = NULL;
+	_cleanup_(json_object_putp) json_object *msg = NULL;
 	struct varlink_reply rep;
 	const char *m;
 	size_t len;

@@ -18,11 +18,6 @@
 #include "util.h"
 #include "varlink.h"
 
-static void json_putp(json_object **o)
-{
-	json_object_put(*o);
-}
-
 /* ---- encoding helpers: each returns 0 or -ENOMEM, and consumes v ---- */
 
 static int put(json_object *o, const char *k, json_object *v)
@@ -247,7 +242,7 @@ static int put_card_slot(json_object *o, const struct card_slot *s)
 
 int codec_card_slot_to_json(const struct card_slot *s, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_card_slot(o, s) < 0)
 		return -ENOMEM;
@@ -288,7 +283,7 @@ int codec_card_slot_from_json(json_object *o, struct card_slot *ret)
 
 int codec_openpgp_card_to_json(const struct openpgp_card *c, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *slots, *pins;
 
 	if (!o)
@@ -389,7 +384,7 @@ int codec_openpgp_card_from_json(json_object *o, struct openpgp_card *ret)
 
 int codec_token_to_json(const struct token *t, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o)
 		return -ENOMEM;
@@ -458,7 +453,7 @@ int codec_token_from_json(json_object *o, struct token *ret)
 
 int codec_subkey_to_json(const struct subkey *s, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o)
 		return -ENOMEM;
@@ -503,7 +498,7 @@ int codec_subkey_from_json(json_object *o, struct subkey *ret)
 
 int codec_key_to_json(const struct key *k, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *subs;
 
 	if (!o)
@@ -586,7 +581,7 @@ int codec_key_from_json(json_object *o, struct key *ret)
 
 int codec_finding_to_json(const struct finding *f, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_str(o, "rule", f->rule) < 0 ||
 	    put_str(o, "level", level_to_string(f->level)) < 0 ||
@@ -624,7 +619,7 @@ static int put_thresholds(json_object *o, const struct daemon_info *d)
 
 int codec_daemon_info_to_json(const struct daemon_info *d, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_str(o, "version", d->version) < 0 || put_time(o, "started", d->started) < 0 ||
 	    put_time(o, "now", d->now) < 0 ||
@@ -743,7 +738,7 @@ int codec_status_to_json(const struct daemon_info *d, const struct token *tokens
                          const struct key *keys, size_t n_keys, const struct finding *findings,
                          size_t n_findings, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_status(o, d, tokens, n_tokens, keys, n_keys, findings, n_findings) < 0)
 		return -ENOMEM;
@@ -753,7 +748,7 @@ int codec_status_to_json(const struct daemon_info *d, const struct token *tokens
 
 int codec_tokens_to_json(const struct token *tokens, size_t n, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_array(o, "tokens", tokens, n, sizeof(*tokens), enc_token) < 0)
 		return -ENOMEM;
@@ -763,7 +758,7 @@ int codec_tokens_to_json(const struct token *tokens, size_t n, json_object **ret
 
 int codec_keys_to_json(const struct key *keys, size_t n, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_array(o, "keys", keys, n, sizeof(*keys), enc_key) < 0)
 		return -ENOMEM;
@@ -773,7 +768,7 @@ int codec_keys_to_json(const struct key *keys, size_t n, json_object **ret)
 
 int codec_findings_to_json(const struct finding *f, size_t n, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put_array(o, "findings", f, n, sizeof(*f), enc_finding) < 0)
 		return -ENOMEM;
@@ -937,7 +932,7 @@ void keyctl_event_done(struct keyctl_event *e)
 
 static int wrap_event(json_object **ev, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || put(o, "event", TAKE_PTR(*ev)) < 0)
 		return -ENOMEM;
@@ -949,7 +944,7 @@ int codec_event_state_to_json(const struct daemon_info *d, const struct token *t
                               size_t n_tokens, const struct key *keys, size_t n_keys,
                               const struct finding *findings, size_t n_findings, json_object **ret)
 {
-	_cleanup_(json_putp) json_object *ev = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *ev = json_object_new_object();
 
 	if (!ev || put_str(ev, "type", "state") < 0 ||
 	    put_status(ev, d, tokens, n_tokens, keys, n_keys, findings, n_findings) < 0)
@@ -962,7 +957,7 @@ int codec_event_to_json(enum event_type type, const struct token *token, const s
                         const struct finding *finding, const struct daemon_info *daemon,
                         json_object **ret)
 {
-	_cleanup_(json_putp) json_object *ev = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *ev = json_object_new_object();
 	json_object *x;
 
 	if (!ev || !event_type_to_string(type) || type == EVENT_STATE)

@@ -4,6 +4,7 @@
  * Does not: parse or print JSON.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,4 +116,26 @@ bool key_equal(const struct key *a, const struct key *b)
 		return false;
 	return a->n_subkeys == 0 ||
 	       memcmp(a->subkeys, b->subkeys, a->n_subkeys * sizeof(struct subkey)) == 0;
+}
+
+const char *token_kind_display(enum token_kind k)
+{
+	switch (k) {
+	case TOKEN_KIND_YUBIKEY:
+		return "YubiKey";
+	case TOKEN_KIND_NITROKEY:
+		return "Nitrokey";
+	case TOKEN_KIND_OPENPGP_CARD:
+		return "OpenPGP card";
+	default:
+		return "Token";
+	}
+}
+
+void token_display_name(const struct token *t, char *buf, size_t size)
+{
+	const char *serial = *t->serial ? t->serial : t->openpgp.serial;
+
+	snprintf(buf, size, "%s%s%s", *t->model ? t->model : token_kind_display(t->kind),
+	         *serial ? " #" : "", serial);
 }

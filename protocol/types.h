@@ -191,6 +191,11 @@ struct daemon_info {
 };
 
 const char *token_kind_to_string(enum token_kind k);
+/* For people: "YubiKey", "Nitrokey", "OpenPGP card", "Token". */
+const char *token_kind_display(enum token_kind k);
+/* "YubiKey 5 NFC #12345678": the model its maker prints (else the kind) and the serial on its
+ * back (else the card's); no "#" part when neither is known. */
+void token_display_name(const struct token *t, char *buf, size_t size);
 int token_kind_from_string(const char *s); /* enum value or -EINVAL */
 const char *read_path_to_string(enum read_path p);
 int read_path_from_string(const char *s);

@@ -307,15 +307,10 @@ static int add_params(json_object *o, json_object *params)
 	return add(o, "parameters", params ? json_object_get(params) : json_object_new_object());
 }
 
-static void json_putp(json_object **o)
-{
-	json_object_put(*o);
-}
-
 int varlink_call_build(const char *method, json_object *params, unsigned flags, char **ret,
                        size_t *ret_size)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || add(o, "method", json_object_new_string(method)) < 0 || add_params(o, params) < 0)
 		return -ENOMEM;
@@ -328,7 +323,7 @@ int varlink_call_build(const char *method, json_object *params, unsigned flags, 
 
 int varlink_reply_build(json_object *params, bool continues, char **ret, size_t *ret_size)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || add_params(o, params) < 0)
 		return -ENOMEM;
@@ -339,7 +334,7 @@ int varlink_reply_build(json_object *params, bool continues, char **ret, size_t 
 
 int varlink_error_build(const char *error, json_object *params, char **ret, size_t *ret_size)
 {
-	_cleanup_(json_putp) json_object *o = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
 	if (!o || add(o, "error", json_object_new_string(error)) < 0 || add_params(o, params) < 0)
 		return -ENOMEM;
@@ -349,7 +344,7 @@ int varlink_error_build(const char *error, json_object *params, char **ret, size
 int varlink_error_build_string(const char *error, const char *field, const char *value, char **ret,
                                size_t *ret_size)
 {
-	_cleanup_(json_putp) json_object *p = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
 
 	if (!p || add(p, field, json_object_new_string(value)) < 0)
 		return -ENOMEM;

@@ -11,6 +11,13 @@
 #pragma once
 
 #include <json-c/json.h>
+
+/* For _cleanup_: drops our reference to a json-c object, NULL allowed. */
+static inline void json_object_putp(json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

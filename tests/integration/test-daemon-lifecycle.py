@@ -30,7 +30,7 @@ class Daemon:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(self.notify_path)
         env = dict(os.environ, NOTIFY_SOCKET=self.notify_path,
-                   XDG_CONFIG_HOME=os.path.join(tmp, 'config'),
+                   XDG_CONFIG_HOME=os.path.join(tmp, 'config'), XDG_STATE_HOME=os.path.join(tmp, 'state'),
                    XDG_RUNTIME_DIR=os.path.join(tmp, 'runtime'),
                    GNUPGHOME=os.path.join(tmp, 'gnupg'),
                    PCSCLITE_CSOCK_NAME=os.path.join(tmp, 'no-pcscd', 'pcscd.comm'))

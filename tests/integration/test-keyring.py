@@ -174,6 +174,28 @@ def test_errors(h):
     rc, out = dump(empty)
     check(rc == 0 and out.startswith("result 0"), "an empty home lists nothing, no error")
 
+    # gpg that cannot reach gpg-agent exits 2, and gpgme calls the empty listing a success:
+    # key files next to an empty answer must be an error, not "no keys".
+    noagent = new_home("noagent")
+    shutil.copy(os.path.join(h, "pubring.kbx"), noagent)
+    shutil.copytree(os.path.join(h, "private-keys-v1.d"), os.path.join(noagent,
+                                                                       "private-keys-v1.d"))
+    with open(os.path.join(noagent, "gpg.conf"), "w") as f:
+        f.write("no-autostart\n")
+    rc, out = dump(noagent)
+    check(rc == 1 and out.startswith("error EHOSTDOWN") and "gpg-agent" in out,
+          "unreachable gpg-agent is an error, not an empty keyring: " + out.strip())
+    # The same empty answer with only gpg-agent's ssh keys in private-keys-v1.d is no error.
+    sshonly = new_home("sshonly")
+    os.mkdir(os.path.join(sshonly, "private-keys-v1.d"), 0o700)
+    grip = "0123456789ABCDEF0123456789ABCDEF01234567"
+    open(os.path.join(sshonly, "private-keys-v1.d", grip + ".key"), "w").close()
+    with open(os.path.join(sshonly, "sshcontrol"), "w") as f:
+        f.write("# ssh keys\n%s 0\n" % grip)
+    rc, out = dump(sshonly)
+    check(rc == 0 and out.startswith("result 0"), "ssh-only agent keys are not OpenPGP keys: "
+          + out.strip())
+
 
 def read_result(p, deadline):
     lines = []

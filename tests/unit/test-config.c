@@ -64,6 +64,7 @@ TEST(good_file)
 	ASSERT_STREQ(c.gnupghome, "/home/a/.gnupg");
 	ASSERT_EQ(c.n_track, 2);
 	ASSERT_STREQ(c.track[0], "0123456789ABCDEF0123456789ABCDEF01234567");
+	ASSERT_STREQ(c.track[1], "FEDCBA9876543210FEDCBA9876543210FEDCBA98");
 	ASSERT_EQ(c.n_thresholds, 3);
 	ASSERT_EQ(c.thresholds[1], 10);
 	ASSERT_EQ(c.thresholds[2], 2);
@@ -71,6 +72,12 @@ TEST(good_file)
 	ASSERT_EQ(c.card_unseen_days, 7);
 	ASSERT_STREQ(c.renewal_url, "https://wiki.example.org/renew-keys");
 	ASSERT_EQ(c.n_warnings, 0);
+	/* Repeated track lines add up. */
+	ASSERT_OK(parse("[keyring]\ntrack = 0123456789abcdef0123456789ABCDEF01234567\n"
+	                "track = FEDCBA9876543210FEDCBA9876543210FEDCBA98\n",
+	                &c, err));
+	ASSERT_EQ(c.n_track, 2);
+	ASSERT_STREQ(c.track[1], "FEDCBA9876543210FEDCBA9876543210FEDCBA98");
 }
 
 TEST(bad_values_name_file_line_and_key)

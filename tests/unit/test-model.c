@@ -132,6 +132,117 @@ TEST(serialless_usb_pairs_with_only_reader)
 	ASSERT_EQ(model_tokens(m, &tokens), 2);
 }
 
+static struct token usb_nitrokey(const char *serial)
+{
+	struct token t;
+
+	memset(&t, 0, sizeof(t));
+	t.kind = TOKEN_KIND_NITROKEY;
+	strcpy_trunc(t.model, sizeof(t.model), "Nitrokey 3");
+	strcpy_trunc(t.serial, sizeof(t.serial), serial);
+	t.usb_vendor = 0x20a0;
+	t.usb_product = 0x42b2;
+	t.usb_interfaces = USB_IFACE_FIDO | USB_IFACE_CCID;
+	return t;
+}
+
+static struct token card_nitrokey(const char *serial)
+{
+	struct token t;
+
+	memset(&t, 0, sizeof(t));
+	t.kind = TOKEN_KIND_NITROKEY;
+	strcpy_trunc(t.serial, sizeof(t.serial), serial);
+	strcpy_trunc(t.reader, sizeof(t.reader), "Nitrokey Nitrokey 3 00 00");
+	t.has_openpgp = true;
+	t.read_path = READ_PATH_PCSC;
+	strcpy_trunc(t.openpgp.serial, sizeof(t.openpgp.serial), serial);
+	return t;
+}
+
+/* A Nitrokey's USB serial is not its OpenPGP card serial: the one USB and the one card sighting
+ * of that kind are one token, named by the card; its USB-serial name is not remembered. */
+TEST(nitrokey_usb_serial_differs_from_card)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	const struct token *tokens;
+	struct token u = usb_nitrokey("A1B2C3D4E5F60718"), c = card_nitrokey("A1B2C3D4");
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_subscribe(m, record, &rec));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/nk", &u, 10));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "nitrokey-A1B2C3D4E5F60718");
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Nitrokey Nitrokey 3 00 00", &c, 11));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "nitrokey-A1B2C3D4");
+	ASSERT_STREQ(tokens[0].serial, "A1B2C3D4");
+	ASSERT_STREQ(tokens[0].model, "Nitrokey 3");
+	ASSERT_STREQ(tokens[0].reader, "Nitrokey Nitrokey 3 00 00");
+	ASSERT_EQ(tokens[0].usb_vendor, 0x20a0);
+	ASSERT_TRUE(tokens[0].has_openpgp);
+	ASSERT_TRUE(tokens[0].present);
+	ASSERT_EQ(rec.n, 3);
+	ASSERT_EQ(rec.type[0], MODEL_TOKEN_ADDED);
+	ASSERT_STREQ(rec.what[0], "nitrokey-A1B2C3D4E5F60718");
+	ASSERT_EQ(rec.type[1], MODEL_TOKEN_ADDED);
+	ASSERT_STREQ(rec.what[1], "nitrokey-A1B2C3D4");
+	ASSERT_EQ(rec.type[2], MODEL_TOKEN_REMOVED);
+	ASSERT_STREQ(rec.what[2], "nitrokey-A1B2C3D4E5F60718");
+
+	/* The card out of sight first (pcscd gone, or its removal seen first): the device keeps
+	 * the card's name; a udev change event with the same USB serial does not forget it. */
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_PCSC, "Nitrokey Nitrokey 3 00 00", 20));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/nk", &u, 20));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "nitrokey-A1B2C3D4");
+	ASSERT_TRUE(tokens[0].present);
+	ASSERT_STREQ(tokens[0].reader, "");
+	ASSERT_EQ(rec.n, 4);
+	ASSERT_EQ(rec.type[3], MODEL_TOKEN_CHANGED);
+
+	/* Unplugged: the card's token is remembered, absent. */
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_USB, "/sys/nk", 21));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "nitrokey-A1B2C3D4");
+	ASSERT_FALSE(tokens[0].present);
+
+	/* Plugged again, card first this time: the same one token, present. */
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Nitrokey Nitrokey 3 00 00", &c, 30));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/nk", &u, 31));
+	ASSERT_EQ(model_tokens(m, &tokens), 1);
+	ASSERT_STREQ(tokens[0].id, "nitrokey-A1B2C3D4");
+	ASSERT_TRUE(tokens[0].present);
+	ASSERT_EQ(tokens[0].usb_product, 0x42b2);
+
+	/* A second one: the first pair is known by its card's serial, so the second device and
+	 * card are again the only unpaired ones. */
+	struct token u2 = usb_nitrokey("0000000000000002"), c2 = card_nitrokey("00000002");
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/nk2", &u2, 40));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Nitrokey Nitrokey 3 01 00", &c2, 41));
+	ASSERT_EQ(model_tokens(m, &tokens), 2);
+	ASSERT_STREQ(tokens[0].id, "nitrokey-A1B2C3D4");
+	ASSERT_STREQ(tokens[1].id, "nitrokey-00000002");
+
+	/* Two new ones at once: which device holds which card is unknown, so nothing pairs. */
+	_cleanup_(model_freep) struct model *two = NULL;
+	ASSERT_OK(model_new(&two));
+	ASSERT_OK(model_sighting_put(two, SIGHTING_USB, "/sys/nk", &u, 1));
+	ASSERT_OK(model_sighting_put(two, SIGHTING_USB, "/sys/nk2", &u2, 1));
+	ASSERT_OK(model_sighting_put(two, SIGHTING_PCSC, "Nitrokey Nitrokey 3 00 00", &c, 2));
+	ASSERT_OK(model_sighting_put(two, SIGHTING_PCSC, "Nitrokey Nitrokey 3 01 00", &c2, 2));
+	ASSERT_EQ(model_tokens(two, &tokens), 4);
+
+	/* YubiKeys keep pairing by equal serials only: a different USB serial stays apart. */
+	_cleanup_(model_freep) struct model *y = NULL;
+	struct token yu = usb_yubikey("11111111"), yc = card_yubikey("22222222", 1);
+	ASSERT_OK(model_new(&y));
+	ASSERT_OK(model_sighting_put(y, SIGHTING_USB, "/sys/yk", &yu, 1));
+	ASSERT_OK(model_sighting_put(y, SIGHTING_PCSC, "r", &yc, 2));
+	ASSERT_EQ(model_tokens(y, &tokens), 2);
+}
+
 TEST(counter_going_down_is_flagged)
 {
 	_cleanup_(model_freep) struct model *m = NULL;
@@ -278,6 +389,7 @@ int main(void)
 {
 	RUN(usb_and_card_are_one_token);
 	RUN(serialless_usb_pairs_with_only_reader);
+	RUN(nitrokey_usb_serial_differs_from_card);
 	RUN(counter_going_down_is_flagged);
 	RUN(keys_levels_and_findings);
 	RUN(daemon_info_changes);

@@ -148,19 +148,19 @@ TEST(token_name)
 	char buf[NOTIFY_TOKEN_NAME_MAX];
 
 	setup(5, LEVEL_WARNING);
-	notify_text_token_name(buf, sizeof(buf), &yk);
+	token_display_name(&yk, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "YubiKey 5 NFC #12345678");
 	t.kind = TOKEN_KIND_NITROKEY;
 	strcpy(t.openpgp.serial, "000F1234");
-	notify_text_token_name(buf, sizeof(buf), &t);
+	token_display_name(&t, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "Nitrokey #000F1234");
 	t.kind = TOKEN_KIND_UNKNOWN;
 	t.openpgp.serial[0] = 0;
-	notify_text_token_name(buf, sizeof(buf), &t);
+	token_display_name(&t, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "Token");
 	t.kind = TOKEN_KIND_OPENPGP_CARD;
 	strcpy(t.serial, "0A1B2C3D");
-	notify_text_token_name(buf, sizeof(buf), &t);
+	token_display_name(&t, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "OpenPGP card #0A1B2C3D");
 }
 

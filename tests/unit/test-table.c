@@ -259,7 +259,8 @@ TEST(table_plain)
 	        "in 5 days\n"
 	        "            (2025-06-05).\n"
 	        "            hint: gpg --quick-set-expire 0123456789ABCDEF0123456789ABCDEF01234567 "
-	        "1y 7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n"
+	        "1y \\\n"
+	        "                      7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n"
 	        "  expired   The primary key of Bob Backup <bob@example.org> expired 2 days ago; "
 	        "nobody can encrypt\n"
 	        "            to it any more and signatures made with it no longer verify as "
@@ -314,7 +315,8 @@ TEST(table_color)
 	        "<alice@example.org> expires in 5 days\n"
 	        "            (2025-06-05).\n"
 	        "            hint: gpg --quick-set-expire 0123456789ABCDEF0123456789ABCDEF01234567 "
-	        "1y 7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n");
+	        "1y \\\n"
+	        "                      7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n");
 }
 
 TEST(table_empty)

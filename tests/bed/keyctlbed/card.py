@@ -54,7 +54,14 @@ class VirtualCard:
                 raise procs.BedUnavailable("card emulator did not start (nsenter?)")
             time.sleep(0.02)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.control_path)
+        while True:  # the emulator binds before it listens: refused until then
+            try:
+                self.sock.connect(self.control_path)
+                break
+            except ConnectionRefusedError:
+                if self.proc.poll() is not None or time.monotonic() > end:
+                    raise
+                time.sleep(0.02)
         self.file = self.sock.makefile("rwb")
         if self not in self.pcscd.cards:
             self.pcscd.cards.append(self)

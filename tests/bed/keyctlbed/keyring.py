@@ -128,6 +128,8 @@ class Keyring:
         and adopted for teardown."""
         if self.agent_pid and procs.alive(self.agent_pid):
             return
+        if self._adopt_running_agent():
+            return
         r = subprocess.run(["gpg-agent", "--homedir", self.home, "--daemon"], env=self._env(),
                            capture_output=True, timeout=30)
         if r.returncode != 0:
@@ -143,8 +145,20 @@ class Keyring:
         m = re.search(r"^D (\d+)", r.stdout, re.M)
         return int(m.group(1)) if m else None
 
+    def _adopt_running_agent(self):
+        """An agent another program started in this home (keyctld's scdaemon fallback runs
+        `gpgconf --launch gpg-agent`) is adopted, so that stop() ends it too."""
+        if not os.path.exists(os.path.join(self.home, "S.gpg-agent")):
+            return False
+        pid = self._agent_getinfo("GETINFO pid")
+        if not pid:
+            return False
+        self.agent_pid = pid
+        procs.adopt("gpg-agent", pid)
+        return True
+
     def stop(self):
-        if self.agent_pid is None:
+        if self.agent_pid is None and not self._adopt_running_agent():
             return
         scd = self._agent_getinfo("SCD GETINFO pid") if procs.alive(self.agent_pid) else None
         subprocess.run(["gpgconf", "--homedir", self.home, "--kill", "all"], env=self._env(),
@@ -161,7 +175,7 @@ class Keyring:
     def __exit__(self, *exc):
         self.stop()
 
-    def gpg(self, *args, input=None, check=True, at=None):
+    def gpg(self, *args, input=None, check=True, at=None, timeout=60):
         """Run gpg --batch in this home.  at: epoch for --faked-system-time."""
         self.start_agent()
         argv = ["gpg", "--homedir", self.home, "--batch", "--yes", "--pinentry-mode", "loopback",
@@ -169,7 +183,7 @@ class Keyring:
         if at is not None:
             argv += ["--faked-system-time", iso(at) + "!", "--ignore-time-conflict"]
         r = subprocess.run(argv + list(args), input=input, capture_output=True, env=self._env(),
-                           timeout=60)
+                           timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"gpg {' '.join(args)} failed: {r.stderr.decode(errors='replace')}")
         return r
@@ -332,8 +346,8 @@ def make_pubring(n, cache_dir="/tmp/keyctlbed-cache"):
             "Subkey-Type: ecdh\nSubkey-Curve: cv25519\nSubkey-Usage: encrypt\n"
             f"Name-Real: Bench {i}\nName-Email: bench{i}@example.org\nExpire-Date: "
             f"{'0' if i % 3 else str(30 + i % 400) + 'd'}\n%commit\n" for i in range(n))
-        kr.gpg("--gen-key", input=batch.encode())
-        data = kr.gpg("--export").stdout
+        kr.gpg("--gen-key", input=batch.encode(), timeout=60 + n * 0.1)
+        data = kr.gpg("--export", timeout=60 + n * 0.01).stdout
         tmp = path + f".{os.getpid()}"
         with open(tmp, "wb") as f:
             f.write(data)

@@ -14,11 +14,17 @@ from . import procs
 
 
 class SessionBus:
-    def __init__(self, notifications=True):
+    def __init__(self, notifications=True, capabilities=None):
+        """capabilities: what GetCapabilities answers, e.g. "body actions body-markup"
+        (a str or a list); None keeps dbusmock's default, which has no "actions"."""
         self.notifications = notifications
+        if capabilities is not None and not isinstance(capabilities, str):
+            capabilities = " ".join(capabilities)
+        self.capabilities = capabilities
         self.daemon = None
         self.mock = None
         self.address = None
+        self._ids_cleared = 0   # ids the mock handed out for calls clear() forgot
 
     @property
     def env(self):
@@ -40,12 +46,19 @@ class SessionBus:
                 import dbusmock  # noqa: F401
             except ImportError:
                 raise procs.BedUnavailable("python3-dbusmock not installed")
-            self.mock = procs.spawn("dbusmock", [procs.PYTHON, "-m", "dbusmock", "--session",
-                                                 "-t", "notification_daemon"],
-                                    env=dict(os.environ, **self.env), stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
-            self._wait_name("org.freedesktop.Notifications")
+            self.start_mock()
         return self
+
+    def start_mock(self):
+        """Starts the notification_daemon mock (again, after stop_mock())."""
+        import json
+        argv = [procs.PYTHON, "-m", "dbusmock", "--session", "-t", "notification_daemon"]
+        if self.capabilities is not None:
+            argv += ["-p", json.dumps({"capabilities": self.capabilities})]
+        self._ids_cleared = 0
+        self.mock = procs.spawn("dbusmock", argv, env=dict(os.environ, **self.env),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._wait_name("org.freedesktop.Notifications")
 
     def _bus(self):
         import dbus
@@ -60,21 +73,30 @@ class SessionBus:
             time.sleep(0.05)
         bus.close()
 
+    def _mock_obj(self, bus):
+        return bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
+
     def notifications_sent(self):
-        """[{"app_name", "summary", "body", "urgency", "actions", "hints", "timeout"}]
-        for every Notify call so far, oldest first."""
+        """[{"id", "app_name", "summary", "body", "urgency", "actions", "hints", "timeout"}]
+        for every Notify call so far, oldest first.  "id" is the one the mock answered
+        (it counts up from 1; a call with replaces_id gets that id back)."""
         import dbus
         bus = self._bus()
-        obj = bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications")
-        calls = obj.GetCalls(dbus_interface="org.freedesktop.DBus.Mock")
+        calls = self._mock_obj(bus).GetCalls(dbus_interface="org.freedesktop.DBus.Mock")
         bus.close()
         out = []
+        next_id = self._ids_cleared + 1
         for _ts, method, args in calls:
             if method != "Notify":
                 continue
-            app, _replaces, _icon, summary, body, actions, hints, timeout = args
+            app, replaces, _icon, summary, body, actions, hints, timeout = args
+            if replaces:
+                nid = int(replaces)
+            else:
+                nid, next_id = next_id, next_id + 1
             urgency = hints.get("urgency")
-            out.append({"app_name": str(app), "summary": str(summary), "body": str(body),
+            out.append({"id": nid, "app_name": str(app), "summary": str(summary),
+                        "body": str(body),
                         "actions": [str(a) for a in actions],
                         "urgency": int(urgency) if urgency is not None else None,
                         "hints": {str(k): v for k, v in hints.items()},
@@ -84,9 +106,33 @@ class SessionBus:
 
     def clear(self):
         bus = self._bus()
-        bus.get_object("org.freedesktop.Notifications", "/org/freedesktop/Notifications") \
-            .ClearCalls(dbus_interface="org.freedesktop.DBus.Mock")
+        obj = self._mock_obj(bus)
+        calls = obj.GetCalls(dbus_interface="org.freedesktop.DBus.Mock")
+        obj.ClearCalls(dbus_interface="org.freedesktop.DBus.Mock")
         bus.close()
+        self._ids_cleared += sum(1 for _ts, m, args in calls if m == "Notify" and not args[1])
+
+    def invoke_action(self, notification_id, action, close=True):
+        """What a server does when the user clicks a button: ActionInvoked(id, action), then,
+        with close, NotificationClosed(id, 2 = dismissed by the user)."""
+        import dbus
+        bus = self._bus()
+        obj = self._mock_obj(bus)
+        iface = "org.freedesktop.Notifications"
+        obj.EmitSignal(iface, "ActionInvoked", "us",
+                       [dbus.UInt32(notification_id), dbus.String(action)],
+                       dbus_interface="org.freedesktop.DBus.Mock")
+        if close:
+            obj.EmitSignal(iface, "NotificationClosed", "uu",
+                           [dbus.UInt32(notification_id), dbus.UInt32(2)],
+                           dbus_interface="org.freedesktop.DBus.Mock")
+        bus.close()
+
+    def stop_mock(self):
+        """The notification server goes away; the bus stays."""
+        if self.mock:
+            procs.stop(self.mock)
+        self.mock = None
 
     def stop(self):
         for p in (self.mock, self.daemon):

@@ -54,14 +54,27 @@ class Udev:
             from gi.repository import UMockdev
         except (ImportError, ValueError) as e:
             raise procs.BedUnavailable(f"gir1.2-umockdev-1.0 missing: {e}")
+        self.preload = os.environ.get("LD_PRELOAD", "")
         self.tb = UMockdev.Testbed.new()
         self.devices = []
         self.next = 1
 
     @property
     def env(self):
-        """What a child needs (inherited anyway): UMOCKDEV_DIR."""
-        return {"UMOCKDEV_DIR": os.environ.get("UMOCKDEV_DIR", "")}
+        """What a child needs to see the fake devices: UMOCKDEV_DIR and the preload.
+        Testbed.new() sets UMOCKDEV_DIR with g_setenv (C level only), so os.environ
+        lacks it and dict(os.environ, ...) would start a child on the real /sys: the
+        testbed root is named explicitly.  LD_PRELOAD is kept from the start, so a test
+        may drop it from os.environ to keep other children (pcscd) off the testbed."""
+        return {"UMOCKDEV_DIR": self.tb.get_root_dir(), "LD_PRELOAD": self.preload}
+
+    def open_to_all(self):
+        """Let a child running as another user use the testbed: the fake netlink
+        sockets live in its root, so the root is world-writable (sticky)."""
+        root = self.tb.get_root_dir()
+        for dirpath, _, _ in os.walk(root):
+            os.chmod(dirpath, 0o755)
+        os.chmod(root, 0o1777)
 
     def description(self, name, serial=None):
         n = self.next

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's memory across restarts: the tokens it has seen (serial, model, card slots, when
+ * last seen, highest signature counter), so that "card not seen for 30 days" and "signature
+ * counter went down" hold across logins. One JSON file in the state directory
+ * ($STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/keyctl), written atomically after token
+ * events, coalesced into one write per loop iteration.
+ *
+ * Does not: remember keys (the keyring is the truth for those) or notifications (the notifier's).
+ */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "model.h"
+
+#define STATE_FILE_MAX (1024u * 1024u)
+
+/* Parses a state file's bytes into tokens (present false, error cleared). Pure. Returns the
+ * number of tokens (at most TOKENS_MAX) or -EBADMSG/-EMSGSIZE. */
+int state_parse(const uint8_t *p, size_t n, struct token *ret, size_t max);
+
+/* Serialises the tokens worth remembering (those with a serial) into a malloc'd string. */
+int state_format(const struct token *tokens, size_t n, char **ret);
+
+int state_default_dir(char *buf, size_t size);
+
+struct state;
+/* Loads dir/tokens.json into the model (before anything subscribes, so no events), then
+ * subscribes to keep it current. A missing file is an empty memory; a corrupt one is reported
+ * through *ret_error (a sentence; "" when fine) and ignored. */
+int state_new(sd_event *e, struct model *m, const char *dir, char *ret_error, size_t errsize,
+              struct state **ret);
+struct state *state_free(struct state *s);

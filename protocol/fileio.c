@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bounded reads and atomic writes of small files. Does not: lock (each file has one writer, the
+ * process that owns it) or follow a symlink at the temp file's name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "util.h"
+
+int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n)
+{
+	_cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_(freep) uint8_t *buf = NULL;
+	struct stat st;
+	size_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	/* Room for one byte more than allowed: the file may have grown since fstat(). */
+	buf = malloc(max + 2);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k = read(fd, buf + n, max + 1 - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+		if (n > max)
+			return -EFBIG;
+	}
+	buf[n] = 0;
+	*ret = TAKE_PTR(buf);
+	*ret_n = n;
+	return 0;
+}
+
+int mkdir_parents(const char *dir, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	if (strcpy_bounded(buf, sizeof(buf), dir) < 0)
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int file_write_atomic(const char *path, const void *p, size_t n)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX];
+	_cleanup_(closep) int dfd = -1;
+	int fd, r;
+
+	if (strcpy_bounded(dir, sizeof(dir), path) < 0)
+		return -ENAMETOOLONG;
+	dirname(dir);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	r = mkdir_parents(dir, 0700);
+	if (r < 0)
+		return r;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, p, n);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r >= 0)
+		r = -errno;
+	if (r >= 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	/* The rename is durable only once the directory is. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fsync(dfd) < 0)
+		return -errno;
+	return 0;
+}

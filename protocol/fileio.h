@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Small files of our own that live in the user's home (configuration, remembered tokens, the
+ * notifier's records): read whole with a hard size limit, and written atomically so that a crash
+ * or a full disk leaves the old file, never half a new one.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads a regular file of at most max bytes into a malloc'd buffer (one spare byte, NUL).
+ * Returns 0, -errno from open/read, -EINVAL when not a regular file, -EFBIG over max (also when
+ * it grows past max while being read). */
+int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n);
+
+/* mkdir -p with mode for every directory it creates. */
+int mkdir_parents(const char *dir, mode_t mode);
+
+/* Writes n bytes to path through a temp file in the same directory (created with its parents,
+ * 0700), fsync, rename, then fsync of the directory. The file is 0600. */
+int file_write_atomic(const char *path, const void *p, size_t n);

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * gpg.conf's default-key parser: any bytes give 1 with a NUL-terminated value that fits, 0 with an
+ * empty buffer, or -EBADMSG/-EMSGSIZE, never a crash or a read past the input. The input is copied
+ * to an exact-size heap buffer so that ASan sees an over-read.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyring.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const size_t sizes[] = { KEYRING_DEFAULT_KEY_MAX, 17, 1 };
+	uint8_t *copy = malloc(size ? size : 1);
+
+	if (!copy)
+		return 0;
+	if (size)
+		memcpy(copy, data, size);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char buf[KEYRING_DEFAULT_KEY_MAX];
+		size_t bs = sizes[i];
+		int r;
+
+		memset(buf, 'x', sizeof(buf));
+		r = keyring_parse_default_key(copy, size, buf, bs);
+		if (r == 1) {
+			size_t l = strnlen(buf, bs);
+			if (l == 0 || l >= bs || memchr(buf, '\n', l))
+				__builtin_trap(); /* a value is non-empty, terminated, one line */
+		} else if (r == 0) {
+			if (buf[0] != 0)
+				__builtin_trap();
+		} else if (r != -EBADMSG && r != -EMSGSIZE) {
+			__builtin_trap();
+		}
+		if (bs < sizeof(buf) && buf[bs] != 'x')
+			__builtin_trap(); /* wrote past size */
+	}
+	free(copy);
+	return 0;
+}

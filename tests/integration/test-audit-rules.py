@@ -1,0 +1,299 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The hygiene audit of the real keyctld against real GnuPG homes and virtual cards.
+
+For each rule: a case where the finding appears (rule id, level, message words, hint), a case
+where it stays quiet, and, where a user can fix it, the finding going away after the fix:
+subkey-expiring, subkey-expired-no-replacement, subkey-no-expiry, subkey-expiry-too-far,
+primary-secret-on-disk, subkey-secret-on-disk, revoked-default-key (keys on disk);
+pin-retries-low, admin-pin-retries-low, touch-off-signing, revoked-key-on-card,
+counter-went-down, backup-token (the hint names gpg-connect-agent "learn --force" and the stubs
+still name the first card afterwards: the daemon ran nothing), card-slot-unknown-key (cards;
+cleared by importing the key and adding it to [keyring] track, then Reload).
+Not covered: card-not-seen needs the daemon to have seen a token card-unseen-days (>= 1) ago;
+tokens live in its memory only and KEYCTL_TIME_OFFSET is fixed at start.
+Helpers come from test-daemon-keys.py. Every process is stopped by pid, also on failure.
+"""
+import importlib.util
+import os
+import sys
+import time
+
+_spec = importlib.util.spec_from_file_location(
+    'daemon_keys', os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                'test-daemon-keys.py'))
+dk = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dk)
+
+import keyctlbed as kb  # noqa: E402
+from keyctlbed import procs  # noqa: E402
+
+DAY = dk.DAY
+check = dk.check
+LEARN_HINT = 'gpg-connect-agent "scd serialno" "learn --force" /bye'
+
+
+def find(st, rule, **match):
+    """Findings of `rule` whose fields equal match (key=, subkey=, token=)."""
+    if not st:
+        return []
+    return [f for f in st['findings'] if f['rule'] == rule and
+            all(f.get(k) == v for k, v in match.items())]
+
+
+def fires(dm, rule, words=(), level=None, hint=None, timeout=15, **match):
+    st = dm.wait_status(lambda s: find(s, rule, **match), timeout=timeout)
+    fs = find(st, rule, **match)
+    f = fs[0] if fs else {}
+    ok = (len(fs) == 1 and all(w in f['message'] for w in words) and
+          (level is None or f['level'] == level) and (hint is None or hint in f['hint']))
+    check(ok, '%s fires (%s): %s' % (rule, ', '.join('%s=%s' % (k, v[-8:])
+                                                     for k, v in match.items()),
+                                     f.get('message', 'none')),
+          '%d findings; level %s; hint %r' % (len(fs), f.get('level'), f.get('hint')))
+    return f
+
+
+def quiet(st, rule, why, **match):
+    fs = find(st, rule, **match)
+    check(not fs, '%s quiet: %s' % (rule, why), [f['message'] for f in fs])
+
+
+def gone(dm, rule, why, timeout=15, **match):
+    t0 = time.monotonic()
+    st = dm.wait_status(lambda s: not find(s, rule, **match), timeout=timeout)
+    check(st is not None and not find(st, rule, **match),
+          '%s cleared after: %s (%.1f s)' % (rule, why, time.monotonic() - t0))
+
+
+def write_gpg_conf(kr, default_key):
+    with open(os.path.join(kr.home, 'gpg.conf'), 'w') as f:
+        f.write('no-auto-check-trustdb\n')
+        if default_key:
+            f.write('default-key %s\n' % default_key)
+
+
+def revoke_key(kr, fpr):
+    """Revokes the whole key with the certificate gpg left in openpgp-revocs.d."""
+    with open(os.path.join(kr.home, 'openpgp-revocs.d', fpr + '.rev')) as f:
+        cert = f.read().replace(':-----BEGIN', '-----BEGIN')
+    kr.import_keys(cert.encode())
+
+
+def test_keys(pcscd):
+    with kb.Keyring(pcscd) as kr:
+        alice = kr.create_key(uid='Alice Tester <alice@example.org>',
+                              subkeys={'sig': 5, 'enc': -10, 'aut': None})
+        # Bob: an encryption subkey expired 5 days ago but replaced by a 400-day one.
+        bob = kr.create_key(uid='Bob Tester <bob@example.org>',
+                            subkeys={'sig': 1000, 'enc': -5, 'aut': 400})
+        bob['enc2'] = dk.add_subkey(kr, bob['fpr'], 'cv25519', 'encr', '400d')
+        carol = kr.create_key(uid='Carol Tester <carol@example.org>',
+                              subkeys={'sig': 200, 'enc': 200, 'aut': 200})
+        kr.remove_primary_secret(carol['fpr'])
+        rex = kr.create_key(uid='Rex Revoked <rex@example.org>', subkeys={'sig': 100})
+        revoke_key(kr, rex['fpr'])
+        write_gpg_conf(kr, rex['fpr'])
+
+        dm = dk.Daemon(kr.env).start()
+        try:
+            st = dm.wait_status(lambda s: len(s['keys']) == 4)
+            check(st and len(st['keys']) == 4, 'keys: Alice, Bob, Carol and revoked Rex listed')
+
+            # Fire.
+            fires(dm, 'subkey-expiring', ('Signing subkey', alice['sig'][-16:],
+                                          'Alice Tester', 'expires in 5 days'), 'warning',
+                  'gpg --quick-set-expire %s 1y %s' % (alice['fpr'], alice['sig']),
+                  key=alice['fpr'], subkey=alice['sig'])
+            fires(dm, 'subkey-expired-no-replacement', ('Encryption subkey',
+                                                        'expired 10 days ago',
+                                                        'nothing replaces it'), 'critical',
+                  key=alice['fpr'], subkey=alice['enc'])
+            fires(dm, 'subkey-no-expiry', ('Authentication subkey', 'never expires'), 'notice',
+                  'gpg --quick-set-expire %s 2y %s' % (alice['fpr'], alice['aut']),
+                  subkey=alice['aut'])
+            fires(dm, 'subkey-expiry-too-far', ('Signing subkey', 'Bob Tester',
+                                                'expires in 1000 days',
+                                                'more than 730 days ahead'), 'notice',
+                  subkey=bob['sig'])
+            fires(dm, 'primary-secret-on-disk', ("secret primary key of Alice Tester",
+                                                 "on this computer's disk"), 'notice',
+                  'gpg --delete-secret-keys %s!' % alice['fpr'], key=alice['fpr'])
+            fires(dm, 'subkey-secret-on-disk', ('Signing subkey', alice['sig'][-16:],
+                                                'not on a token'), 'notice', 'keytocard',
+                  subkey=alice['sig'])
+            fires(dm, 'revoked-default-key', ('gpg.conf names Rex Revoked', 'default-key',
+                                              'is revoked'), 'warning', key=rex['fpr'])
+
+            # Quiet.
+            st = dm.status()
+            quiet(st, 'subkey-expiring', 'a subkey 400 days from expiry', subkey=bob['aut'])
+            quiet(st, 'subkey-expired-no-replacement', 'an expired subkey with a successor',
+                  subkey=bob['enc'])
+            quiet(st, 'subkey-no-expiry', 'subkeys that expire', key=bob['fpr'],
+                  subkey=bob['sig'])
+            quiet(st, 'subkey-expiry-too-far', 'a subkey 400 days ahead (max 730)',
+                  subkey=bob['enc2'])
+            quiet(st, 'primary-secret-on-disk', 'sec# (primary secret removed)',
+                  key=carol['fpr'])
+            quiet(st, 'subkey-expiring', 'a revoked key is not nagged about', key=rex['fpr'])
+
+            # Fix, one at a time.
+            kr.gpg('--quick-set-expire', alice['fpr'], '1y', alice['sig'])
+            gone(dm, 'subkey-expiring', 'gpg --quick-set-expire 1y', subkey=alice['sig'])
+            kr.gpg('--quick-add-key', alice['fpr'], 'cv25519', 'encr', '1y')
+            gone(dm, 'subkey-expired-no-replacement', 'a new encryption subkey was added',
+                 subkey=alice['enc'])
+            kr.gpg('--quick-set-expire', alice['fpr'], '1y', alice['aut'])
+            gone(dm, 'subkey-no-expiry', 'an expiry was set', subkey=alice['aut'])
+            kr.gpg('--quick-set-expire', bob['fpr'], '1y', bob['sig'])
+            gone(dm, 'subkey-expiry-too-far', 'expiry brought to 1 year', subkey=bob['sig'])
+            write_gpg_conf(kr, bob['fpr'])
+            gone(dm, 'revoked-default-key', 'default-key now names Bob', key=rex['fpr'])
+            quiet(dm.status(), 'revoked-default-key', 'default-key names a valid key')
+            kr.remove_primary_secret(alice['fpr'])
+            gone(dm, 'primary-secret-on-disk', 'the primary secret was removed (sec#)',
+                 key=alice['fpr'])
+            kr.remove_subkey_secrets(alice['fpr'], [alice['sig']])
+            gone(dm, 'subkey-secret-on-disk', "the subkey's secret left the disk",
+                 subkey=alice['sig'])
+            check(dm.alive(), 'the daemon is still running')
+        finally:
+            rc = dm.stop()
+        check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
+
+
+def test_cards(pcscd):
+    with kb.Keyring(pcscd) as kr:
+        carla = kr.create_key(uid='Carla Card <carla@example.org>',
+                              subkeys={'sig': 100, 'enc': 100, 'aut': 100})
+        prof_a = kr.card_profile(carla, serial='11111111')  # touch off in every slot
+        prof_a['pin_retries'] = {'pw1': 1, 'rc': 0, 'pw3': 0}
+        prof_a['signature_counter'] = 50
+        card = pcscd.card(prof_a)
+        pcscd.wait_card(True)
+        kr.stubs_from_card(carla)
+        kr.revoke_subkey(carla['fpr'], carla['enc'])
+        stub_serials = {r[4]: r[14] for r in kr.list_secret() if r[0] == 'ssb'}
+        kr.stop()  # the daemon reads the card itself, over PC/SC
+        tok_a, tok_b = 'yubikey-11111111', 'yubikey-22222222'
+
+        dm = dk.Daemon(kr.env).start()
+        try:
+            st = dm.wait_status(lambda s: s['keys'] and any(
+                t['id'] == tok_a and t.get('openpgp') for t in s['tokens']))
+            check(st and any(t['id'] == tok_a for t in st['tokens']),
+                  'card A (YubiKey #11111111) is seen')
+            fires(dm, 'pin-retries-low', ('user PIN of YubiKey #11111111', '1 tries left'),
+                  'warning', 'gpg --card-edit', token=tok_a)
+            fires(dm, 'admin-pin-retries-low', ('admin PIN of YubiKey #11111111', 'locked'),
+                  'critical', token=tok_a)
+            fires(dm, 'touch-off-signing', ('YubiKey #11111111 signs without a touch',),
+                  'notice', 'ykman openpgp keys set-touch sig on', token=tok_a)
+            fires(dm, 'revoked-key-on-card', ('encryption slot of YubiKey #11111111',
+                                              'Encryption subkey', 'which is revoked'),
+                  'warning', key=carla['fpr'], subkey=carla['enc'], token=tok_a)
+            st = dm.status()
+            quiet(st, 'revoked-key-on-card', 'the signing slot holds a valid subkey',
+                  subkey=carla['sig'])
+            quiet(st, 'subkey-secret-on-disk', 'subkeys on the card', key=carla['fpr'])
+            quiet(st, 'card-slot-unknown-key', 'every slot is a known subkey')
+            quiet(st, 'backup-token', 'the stubs name the inserted card')
+            quiet(st, 'counter-went-down', 'first sighting, counter 50')
+
+            # PINs reset and touch turned on: re-read on reinsertion.
+            card.remove()
+            card.update(pin_retries={'pw1': 3, 'rc': 3, 'pw3': 3}, signature_counter=60)
+            card.update_slot('sig', touch='on')
+            time.sleep(1.2)
+            card.insert()
+            for rule in ('pin-retries-low', 'admin-pin-retries-low', 'touch-off-signing'):
+                gone(dm, rule, 'PINs 3/3/3 and touch on, card reinserted', token=tok_a)
+            st = dm.wait_status(lambda s: any(t['id'] == tok_a and t['present'] and (
+                t.get('openpgp') or {}).get('signature_counter') == 60 for t in s['tokens']))
+            quiet(st, 'counter-went-down', 'counter went up 50 -> 60')
+            quiet(st, 'pin-retries-low', '3 tries left (low is <= 2)')
+
+            # The same serial with a lower counter.
+            card.remove()
+            card.update(signature_counter=10)
+            time.sleep(1.2)
+            card.insert()
+            fires(dm, 'counter-went-down', ('signature counter of YubiKey #11111111',
+                                            'went down'), 'warning', token=tok_a)
+
+            # A backup token: card B, other serial, same keys. The stubs name card A.
+            prof_b = kr.card_profile(carla, serial='22222222')
+            card.swap(prof_b, gap=1.2)
+            f = fires(dm, 'backup-token', ('YubiKey #22222222 holds the same keys of Carla Card',
+                                           'card #11111111', 'backup token'), 'notice',
+                      LEARN_HINT, key=carla['fpr'], token=tok_b)
+            check(f.get('hint', '').endswith(LEARN_HINT), 'backup-token hint: %s'
+                  % f.get('hint'))
+            time.sleep(2)
+            st = dm.status()
+            subs = dk.subkeys_of(st)
+            check(all('11111111' in subs[carla[s]]['card_serial'] for s in ('sig', 'enc', 'aut')),
+                  'daemon: the stubs still name card A')
+            after = {r[4]: r[14] for r in kr.list_secret() if r[0] == 'ssb'}
+            kr.stop()
+            check(after == stub_serials and all('11111111' in v for v in after.values()),
+                  'gpg --list-secret-keys: stubs still point at card A (%s): nothing ran '
+                  'learn --force' % sorted(set(after.values())))
+            quiet(st, 'backup-token', 'card A itself is not a backup', token=tok_a)
+
+            # A card whose keys nobody here has.
+            other = kb.Keyring()
+            try:
+                stranger = other.create_key(uid='Sam Stranger <sam@example.org>',
+                                            subkeys={'sig': 100, 'enc': 100, 'aut': 100})
+                prof_c = other.card_profile(stranger, serial='33333333')
+                prof_c['slots']['sig']['touch'] = 'on'
+                stranger_pub = other.export(stranger['fpr'])
+            finally:
+                other.stop()
+            card.swap(prof_c, gap=1.2)
+            fires(dm, 'card-slot-unknown-key', ('signature slot of YubiKey #33333333',
+                                                stranger['sig'], 'in none of the keys'),
+                  'notice', '[keyring] track', token='yubikey-33333333', subkey=stranger['sig'])
+            st = dm.status()
+            check(len(find(st, 'card-slot-unknown-key', token='yubikey-33333333')) == 3,
+                  'card-slot-unknown-key: one per slot (3)')
+            # The hint's fix: import the key and track it; a Reload applies the new list.
+            kr.import_keys(stranger_pub)
+            kr.stop()
+            dm.write_conf('[keyring]\ntrack = %s\n' % stranger['fpr'])
+            check(dm.call('io.keyctl.Reload') == {}, 'Reload after adding [keyring] track')
+            gone(dm, 'card-slot-unknown-key', 'key imported, tracked, Reload',
+                 token='yubikey-33333333')
+            check(stranger['fpr'] in dk.keys_of(dm.status()) and
+                  dk.keys_of(dm.status())[stranger['fpr']]['tracked'],
+                  'the newly tracked key is listed (tracked: true)')
+            check(dm.alive(), 'the daemon is still running')
+        finally:
+            rc = dm.stop()
+        check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
+
+
+def main():
+    if not dk.KEYCTLD:
+        print('SKIP: KEYCTLD not set')
+        return 77
+    with kb.Pcscd() as pcscd:
+        test_keys(pcscd)
+        test_cards(pcscd)
+    check(not procs.leftovers(), 'no process left running: %s' % procs.leftovers())
+    return 1 if dk.failures else 0
+
+
+if __name__ == '__main__':
+    try:
+        rc = main()
+    except kb.BedUnavailable as ex:
+        print('SKIP: %s' % ex)
+        rc = 77
+    finally:
+        procs.stop_all()
+    for f in dk.failures:
+        print('FAILED:', f)
+    sys.exit(rc)
