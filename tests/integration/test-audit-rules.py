@@ -10,8 +10,8 @@ pin-retries-low, admin-pin-retries-low, touch-off-signing, revoked-key-on-card,
 counter-went-down, backup-token (the hint names gpg-connect-agent "learn --force" and the stubs
 still name the first card afterwards: the daemon ran nothing), card-slot-unknown-key (cards;
 cleared by importing the key and adding it to [keyring] track, then Reload).
-Not covered: card-not-seen needs the daemon to have seen a token card-unseen-days (>= 1) ago;
-tokens live in its memory only and KEYCTL_TIME_OFFSET is fixed at start.
+card-not-seen: the daemon remembers tokens across restarts (daemon/state.c), so a restart 31 days
+later (KEYCTL_TIME_OFFSET) without the card raises it, and one 29 days later does not.
 Helpers come from test-daemon-keys.py. Every process is stopped by pid, also on failure.
 """
 import importlib.util
@@ -275,6 +275,43 @@ def test_cards(pcscd):
         check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
 
 
+def test_card_not_seen(pcscd):
+    with kb.Keyring(pcscd) as kr:
+        dana = kr.create_key(uid='Dana Away <dana@example.org>',
+                             subkeys={'sig': 100, 'enc': 100, 'aut': 100})
+        prof = kr.card_profile(dana, serial='33333333')
+        card = pcscd.card(prof)
+        pcscd.wait_card(True)
+        kr.stubs_from_card(dana)
+        kr.stop()
+        tok = 'yubikey-33333333'
+        dm = dk.Daemon(kr.env).start()
+        try:
+            st = dm.wait_status(lambda s: s['keys'] and any(
+                t['id'] == tok and t['present'] and t.get('openpgp') for t in s['tokens']))
+            check(st is not None, 'card #33333333 is seen')
+            quiet(st, 'card-not-seen', 'the card is present', token=tok)
+            card.remove()
+            st = dm.wait_status(lambda s: any(t['id'] == tok and not t['present']
+                                              for t in s['tokens']))
+            quiet(st, 'card-not-seen', 'removed just now', token=tok)
+            dm.stop()
+
+            # A login 31 days later: the daemon remembers when it last saw the card.
+            dm.start(offset=31 * DAY)
+            fires(dm, 'card-not-seen', ('YubiKey #33333333', 'last seen 31 days ago'), 'notice',
+                  'revkey', key=dana['fpr'], token=tok)
+            dm.stop()
+
+            dm.start(offset=29 * DAY)
+            st = dm.wait_status(lambda s: s['keys'] and any(
+                t['id'] == tok and not t['present'] for t in s['tokens']))
+            check(st is not None, 'the absent card is remembered after a restart')
+            quiet(st, 'card-not-seen', '29 days is within card-unseen-days (30)', token=tok)
+        finally:
+            dm.stop()
+
+
 def main():
     if not dk.KEYCTLD:
         print('SKIP: KEYCTLD not set')
@@ -282,6 +319,9 @@ def main():
     with kb.Pcscd() as pcscd:
         test_keys(pcscd)
         test_cards(pcscd)
+    # A pcscd of its own: no card of the tests above may stand in for the absent one.
+    with kb.Pcscd() as pcscd:
+        test_card_not_seen(pcscd)
     check(not procs.leftovers(), 'no process left running: %s' % procs.leftovers())
     return 1 if dk.failures else 0
 

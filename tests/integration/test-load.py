@@ -5,8 +5,9 @@
 # inserted again and again. Every answer must be complete JSON with the right key, its signing
 # subkey at "warning", and the token either absent or read right (never half-read data). After
 # the load the daemon's open fds must be back to the baseline and its RSS within 4 MiB of the
-# baseline taken after a warm-up round. Prints calls/s and the RSS figures (not asserted).
-import json, os, selectors, socket, sys, threading, time
+# baseline taken after a warm-up round (not under ASan, whose quarantine holds freed memory).
+# Prints calls/s and the RSS figures (not asserted).
+import json, os, selectors, socket, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb
@@ -104,6 +105,11 @@ def hammer(path, key, rounds):
     return good, bad, errors, time.monotonic() - t0
 
 
+def sanitized():
+    r = subprocess.run(['readelf', '-s', os.environ['KEYCTLD']], capture_output=True, text=True)
+    return '__asan_init' in r.stdout
+
+
 def wait_until(pred, timeout=20, step=0.2):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -174,9 +180,14 @@ def main():
                 fds2, rss2 = d.fds(), d.rss_kib()
                 print(f'     RSS: start {rss0} KiB, after warm-up {rss1} KiB, after load {rss2} KiB;'
                       f' threads {d.threads()}')
-                check(fds2 == fds0, f'open fds after the load: {fds2}, before: {fds0}')
-                check(rss2 <= rss1 + RSS_SLACK_KIB,
-                      f'RSS after the load {rss2} KiB within {RSS_SLACK_KIB} KiB of {rss1} KiB')
+                check(fds2 <= fds0, f'open fds after the load: {fds2}, before: {fds0}')
+                if sanitized():
+                    # ASan keeps freed memory in its quarantine (256 MiB): RSS says nothing;
+                    # its leak check at exit (exit code 0 below) is the test there.
+                    print('ok   # RSS not compared: keyctld is built with ASan')
+                else:
+                    check(rss2 <= rss1 + RSS_SLACK_KIB,
+                          f'RSS after the load {rss2} KiB within {RSS_SLACK_KIB} KiB of {rss1} KiB')
                 rc = d.stop()
                 check(rc == 0, f'SIGTERM: exit code {rc}')
             finally:
