@@ -23,6 +23,7 @@ struct config {
 	char socket_path[PATH_MAX]; /* "" means $XDG_RUNTIME_DIR/keyctl/socket */
 	unsigned max_clients;
 	unsigned client_queue_kib; /* output queue bound per client */
+	unsigned client_idle_sec; /* how long half a message may wait for its end */
 	int log_level; /* LOG_ERR .. LOG_DEBUG */
 
 	/* [keyring] */

@@ -44,7 +44,7 @@ static void log_token(enum model_event_type type, const struct token *t)
 	};
 	char f[4][FIELD_MAX];
 	const char *fields[5];
-	const char *name = *t->model ? t->model : token_kind_to_string(t->kind);
+	char name[TOKEN_ID_MAX + 80];
 
 	snprintf(f[0], FIELD_MAX, "KEYCTL_TOKEN=%s", t->id);
 	snprintf(f[1], FIELD_MAX, "KEYCTL_SERIAL=%s", t->serial);
@@ -53,9 +53,9 @@ static void log_token(enum model_event_type type, const struct token *t)
 	for (size_t i = 0; i < 4; i++)
 		fields[i] = f[i];
 	fields[4] = NULL;
+	token_display_name(t, name, sizeof(name));
 	log_struct(type == MODEL_TOKEN_CHANGED ? LOG_DEBUG : LOG_INFO, message_ids[type], fields,
-	           "Token %s %s%s%s%s%s", name, verbs[type], *t->serial ? " #" : "", t->serial,
-	           *t->error ? ": " : "", t->error);
+	           "Token %s %s%s%s", name, verbs[type], *t->error ? ": " : "", t->error);
 }
 
 static void on_event(struct model *m, const struct model_event *ev, void *userdata)

@@ -349,6 +349,7 @@ static int daemon_start(struct daemon *d)
 		.socket_path = d->cfg.socket_path,
 		.max_clients = d->cfg.max_clients,
 		.queue_max = (size_t)d->cfg.client_queue_kib * 1024u,
+		.idle_usec = (uint64_t)d->cfg.client_idle_sec * 1000000u,
 	};
 	int r;
 

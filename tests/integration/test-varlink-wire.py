@@ -327,7 +327,7 @@ def test_half_message(d, canary, baseline):
         closed = c.closed_by_peer(60)
         dt = time.monotonic() - t0
         check(closed and not c.buf, f'half a message then silence: closed without an answer '
-              f'(after {dt:.1f} s; server.c idle 30 s)')
+              f'(after {dt:.1f} s; client-idle-sec = 3)')
     check('half a message and went quiet' in d.log(), 'the daemon logs the idle close (debug)')
     canary.check('half a message')
     fds_back(d, baseline, 'half a message')
@@ -548,7 +548,7 @@ def main():
             # A second key with secrets on disk, whose expiry the slow-watcher test toggles.
             filler = kr.create_key(uid='Filler Key <filler@example.org>',
                                    subkeys={'sig': 200, 'enc': 200, 'aut': 200})
-            d = Daemon(kr, '[daemon]\nclient-queue-kib = 64\n')
+            d = Daemon(kr, '[daemon]\nclient-queue-kib = 64\nclient-idle-sec = 3\n')
             try:
                 return run(d, kr, key, filler, card, pcscd)
             finally:
