@@ -28,6 +28,7 @@
 #include "log.h"
 #include "token-table.h"
 #include "usb-ident.h"
+#include "fileio.h"
 #include "udev-watch.h"
 
 #define SYSPATH_MAX 512
@@ -118,31 +119,17 @@ static int parse_id(const char *s, uint16_t *ret)
 static int read_descriptors(const char *syspath, struct usb_desc *ret)
 {
 	_cleanup_(freep) uint8_t *buf = NULL;
-	_cleanup_(closep) int fd = -1;
 	char path[SYSPATH_MAX + 16];
 	size_t n = 0;
+	int r;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/descriptors", syspath) >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(DESCRIPTORS_MAX + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t k = read(fd, buf + n, DESCRIPTORS_MAX + 1 - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n > DESCRIPTORS_MAX)
-			return -EMSGSIZE;
-	}
+	r = file_read_bounded(path, DESCRIPTORS_MAX, &buf, &n);
+	if (r == -EFBIG)
+		return -EMSGSIZE;
+	if (r < 0)
+		return r;
 	return usb_desc_parse(buf, n, ret);
 }
 

@@ -29,9 +29,8 @@ int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	if ((uint64_t)st.st_size > max)
-		return -EFBIG;
-	/* Room for one byte more than allowed: the file may have grown since fstat(). */
+	/* No judgement by st_size: sysfs reports a bound, not a length, and a file may grow
+	 * after fstat(). Reading one byte more than allowed tells. */
 	buf = malloc(max + 2);
 	if (!buf)
 		return -ENOMEM;

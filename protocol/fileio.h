@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Reads a regular file of at most max bytes into a malloc'd buffer (one spare byte, NUL).
+/* Reads a regular file (sysfs attributes included) of at most max bytes into a malloc'd buffer
+ * (one spare byte, NUL).
  * Returns 0, -errno from open/read, -EINVAL when not a regular file, -EFBIG over max (also when
  * it grows past max while being read). */
 int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n);

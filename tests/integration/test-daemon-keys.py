@@ -30,31 +30,12 @@ import time
 
 import keyctlbed as kb
 from keyctlbed import procs
+from testlib import check, wait_until, failures
 
 KEYCTLD = os.environ.get('KEYCTLD', '')
 DAY = 86400
 THRESHOLDS = (30, 14, 7, 3, 1)
 WARNING_DAYS, CRITICAL_DAYS = 14, 3
-failures = []
-
-
-def check(cond, what, detail=''):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        if detail:
-            print('     ' + str(detail).replace('\n', '\n     '), flush=True)
-        failures.append(what)
-    return cond
-
-
-def wait_until(pred, timeout=20, step=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 class Varlink:

@@ -2,15 +2,9 @@
 # keyctld as a process: --help/--version, configuration refusals, readiness and stopping through
 # a real NOTIFY_SOCKET, SIGTERM/SIGINT exit codes and latency, SIGHUP with a broken file.
 import os, signal, socket, subprocess, sys, tempfile, time
+from testlib import check, failures
 
 KEYCTLD = os.environ['KEYCTLD']
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 class Daemon:

@@ -18,29 +18,12 @@ import keyctlbed as kb
 from keyctlbed import procs
 from keyctld_proc import Keyctld
 import varlink_raw
+from testlib import check, wait_until, failures
 
 CYCLES = int(os.environ.get('KEYCTL_FAULT_CYCLES', '200'))
 SERIAL = '87654321'
 TOKEN = 'yubikey-' + SERIAL
 DAY = 86400
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def wait_until(pred, timeout=30, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 def token(s):

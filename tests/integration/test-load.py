@@ -12,19 +12,12 @@ import json, os, selectors, socket, subprocess, sys, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb
 from keyctld_proc import Keyctld
+from testlib import check, wait_until, failures
 
 CLIENTS = 500
 ROUNDS = int(os.environ.get('KEYCTL_LOAD_ROUNDS', '20'))
 SERIAL = '87654321'
 RSS_SLACK_KIB = 4096
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def valid(params, key):
@@ -108,15 +101,6 @@ def hammer(path, key, rounds):
 def sanitized():
     r = subprocess.run(['readelf', '-s', os.environ['KEYCTLD']], capture_output=True, text=True)
     return '__asan_init' in r.stdout
-
-
-def wait_until(pred, timeout=20, step=0.2):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 def main():

@@ -2,17 +2,11 @@
 # `meson setup` without one of keyctl's dependencies fails and names the Debian package to
 # install. pkg-config is pointed at a copy of the system's .pc files without the one under test.
 import glob, os, shutil, subprocess, sys, tempfile
+from testlib import check, failures
 
 SRC = os.environ['KEYCTL_SRCDIR']
 CASES = [('inih.pc', 'libinih-dev'), ('gpgme.pc', 'libgpgme-dev'),
          ('libpcsclite.pc', 'libpcsclite-dev')]
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 pcdirs = [d for d in subprocess.run(['pkg-config', '--variable', 'pc_path', 'pkg-config'],

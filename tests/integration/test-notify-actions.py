@@ -20,30 +20,13 @@ import html, json, os, stat, subprocess, sys, time
 
 import keyctlbed as kb
 from keyctlbed import procs
+from testlib import check, wait_until, failures
 
 KEYCTLD = os.environ['KEYCTLD']
 NOTIFY = os.environ['KEYCTL_NOTIFY']
 STATUS = os.environ['KEYCTL_STATUS']
 DAY = 86400
 ACTION_CAPS = 'body actions body-markup'
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def wait_until(pred, timeout=30, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 def grouped(fpr):

@@ -10,28 +10,12 @@ import html, json, os, signal, subprocess, sys, time
 
 import keyctlbed as kb
 from keyctlbed import procs
+from testlib import check, wait_until, failures
 
 KEYCTLD = os.environ['KEYCTLD']
 NOTIFY = os.environ['KEYCTL_NOTIFY']
 STATUS = os.environ['KEYCTL_STATUS']
 DAY = 86400
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def wait_until(pred, timeout=20, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 class Env:

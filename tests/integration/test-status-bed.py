@@ -14,31 +14,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs  # noqa: E402
 import varlink_raw as vr  # noqa: E402
+from testlib import check, wait_until, failures
 
 KEYCTLD = os.environ['KEYCTLD']
 STATUS = os.environ['KEYCTL_STATUS']
 SERIAL = '12345678'
 DAY = 86400
-failures = []
-
-
-def check(cond, what, detail=''):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print('     ' + str(detail).replace('\n', '\n     ')[:4000])
-    return cond
-
-
-def wait_until(pred, timeout=20, step=0.2):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 class Daemon:

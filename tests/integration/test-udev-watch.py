@@ -12,6 +12,7 @@ import json, os, re, select, subprocess, sys, time
 
 sys.path.insert(0, os.path.join(os.environ.get('KEYCTL_SRCDIR', '.'), 'tests', 'bed'))
 from keyctlbed import procs, udev  # noqa: E402
+from testlib import check, failures
 
 try:
     udev.reexec()
@@ -24,13 +25,6 @@ PROBE = os.environ['UDEV_WATCH_PROBE']
 RULES = os.path.join(os.environ['KEYCTL_SRCDIR'], 'udev-rules', '70-keyctl.rules')
 EACCES_TEXT = ("no permission to read the YubiKey's OTP interface "
                "(install udev-rules/70-keyctl.rules)")
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 class Probe:

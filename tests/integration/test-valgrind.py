@@ -13,18 +13,11 @@ import keyctlbed as kb
 from keyctlbed import procs
 from keyctld_proc import Keyctld
 import varlink_raw
+from testlib import check, failures
 
 SERIAL = '87654321'
 TOKEN = 'yubikey-' + SERIAL
 SUPP = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'valgrind.supp')
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def token(s):

@@ -14,29 +14,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs  # noqa: E402
 import varlink_raw as vr  # noqa: E402
+from testlib import check, wait_until, failures  # noqa: E402
 
 KEYCTLD = os.environ['KEYCTLD']
 SRCDIR = os.environ.get('KEYCTL_SRCDIR', os.path.join(os.path.dirname(__file__), '..', '..'))
 SERIAL = '12345678'
 MSG_MAX = 64 * 1024
-failures = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def wait_until(pred, timeout=20, step=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 def err(reply):
