@@ -646,6 +646,15 @@ static int read_uif(const struct card_transport *t, uint16_t tag, enum touch_pol
 	return 0;
 }
 
+static const struct {
+	uint16_t tag;
+	int (*parse)(const uint8_t *p, size_t n, struct openpgp_card *c);
+} optional_dos[] = {
+	{ 0x007a, card_parse_security_template }, /* signature counter */
+	{ 0x0065, card_parse_cardholder },
+	{ 0x5f50, card_parse_url },
+};
+
 int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret)
 {
 	static const uint16_t uif_tags[SLOT_MAX] = { 0xd6, 0xd7, 0xd8 };
@@ -693,31 +702,16 @@ int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret)
 			return r;
 	}
 
-	r = get_data_optional(t, 0x007a, buf, sizeof(buf), &len, &present);
-	if (r < 0)
-		return r;
-	if (present) {
-		r = card_parse_security_template(buf, len, ret);
+	/* The rest is optional (OpenPGP card 3.4, 4.4.1): absent on some cards, read when there. */
+	for (size_t i = 0; i < ELEMENTSOF(optional_dos); i++) {
+		r = get_data_optional(t, optional_dos[i].tag, buf, sizeof(buf), &len, &present);
 		if (r < 0)
 			return r;
-	}
-
-	r = get_data_optional(t, 0x0065, buf, sizeof(buf), &len, &present);
-	if (r < 0)
-		return r;
-	if (present) {
-		r = card_parse_cardholder(buf, len, ret);
-		if (r < 0)
-			return r;
-	}
-
-	r = get_data_optional(t, 0x5f50, buf, sizeof(buf), &len, &present);
-	if (r < 0)
-		return r;
-	if (present) {
-		r = card_parse_url(buf, len, ret);
-		if (r < 0)
-			return r;
+		if (present) {
+			r = optional_dos[i].parse(buf, len, ret);
+			if (r < 0)
+				return r;
+		}
 	}
 	return 0;
 }
