@@ -446,7 +446,15 @@ def test_pcscd_restart(pcscd, d, w, card):
     check(w.expect(lambda e: e.get("type") == "daemon-changed" and
                    e.get("daemon", {}).get("pcsc_available") is False, 5, "") is not None,
           "pcscd killed: Watch says daemon-changed, pcsc_available false")
-    time.sleep(0.5)  # let the last GetStatus settle
+    # Let the last GetStatus and any bounded reaction to pcscd's exit (pcsc-watch retries a
+    # socket at most 20 x 100 ms) settle: wait, up to 10 s, for one quiet second. A daemon that
+    # polls never gets one, so the window below still catches polling.
+    settle_end = time.monotonic() + 10
+    while time.monotonic() < settle_end:
+        q0 = task_switches(pid)
+        time.sleep(1)
+        if task_switches(pid) - q0 <= 1:
+            break
     log0 = len(d.log())
     sw0 = task_switches(pid)
     time.sleep(3)    # a window with nobody asking: an idle daemon does nothing
