@@ -576,8 +576,19 @@ static void remove_key(struct app *a, const char *fpr)
 
 static void finding_raised(struct app *a, const struct finding *f)
 {
+	char id[NOTIFY_STATE_ID_MAX], other[NOTIFY_STATE_ID_MAX];
 	struct finding *n;
 
+	/* Raised again (new level or words): it replaces the one we hold. */
+	finding_id(id, sizeof(id), f);
+	for (size_t i = 0; i < a->status.n_findings; i++) {
+		finding_id(other, sizeof(other), &a->status.findings[i]);
+		if (streq(id, other)) {
+			a->status.findings[i] = *f;
+			check_finding(a, f);
+			return;
+		}
+	}
 	if (a->status.n_findings >= FINDINGS_MAX)
 		return;
 	n = realloc(a->status.findings, (a->status.n_findings + 1) * sizeof(*n));

@@ -97,7 +97,9 @@ static void on_event(struct model *m, const struct model_event *ev, void *userda
 		snprintf(f[1], FIELD_MAX, "KEYCTL_LEVEL=%s", level_to_string(ev->finding->level));
 		snprintf(f[2], FIELD_MAX, "KEYCTL_KEY=%s", ev->finding->key);
 		snprintf(f[3], FIELD_MAX, "KEYCTL_TOKEN=%s", ev->finding->token);
+		/* The journal says a problem once; its later rewordings are debug detail. */
 		log_struct(ev->type == MODEL_FINDING_CLEARED     ? LOG_INFO
+		           : ev->reworded                        ? LOG_DEBUG
 		           : ev->finding->level >= LEVEL_WARNING ? LOG_WARNING
 		                                                 : LOG_NOTICE,
 		           message_ids[ev->type], fields, "%s%s",

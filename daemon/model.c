@@ -706,8 +706,10 @@ static int findings_diff_and_tell(struct model *m)
 		/* A finding whose level or text moved is raised again, with the new words. */
 		if (!old || old->level != m->findings[i].level ||
 		    !streq(old->message, m->findings[i].message))
-			emit(m, &(struct model_event){ .type = MODEL_FINDING_RAISED,
-			                               .finding = &m->findings[i] });
+			emit(m, &(struct model_event){
+			                .type = MODEL_FINDING_RAISED,
+			                .finding = &m->findings[i],
+			                .reworded = old && old->level == m->findings[i].level });
 	}
 	if (m->n_findings > 0) {
 		told = malloc(m->n_findings * sizeof(struct finding));

@@ -36,6 +36,10 @@ struct model_event {
 	const struct subkey *subkey; /* LEVEL_CHANGED */
 	enum level old_level; /* LEVEL_CHANGED */
 	const struct finding *finding; /* FINDING_* */
+	/* FINDING_RAISED of a finding already raised at this level whose words moved ("in 5 days"
+	 * became "in 4 days", or the token holding the key became known): news for a client
+	 * that shows the text, not a new problem. */
+	bool reworded;
 };
 
 struct model;

@@ -13,6 +13,7 @@ struct recorder {
 	enum model_event_type type[EVENTS_MAX];
 	char what[EVENTS_MAX][FPR_HEX_MAX + RULE_ID_MAX];
 	enum level level[EVENTS_MAX];
+	bool reworded[EVENTS_MAX];
 };
 
 static void record(struct model *m, const struct model_event *ev, void *userdata)
@@ -31,6 +32,7 @@ static void record(struct model *m, const struct model_event *ev, void *userdata
 		what = ev->finding->rule;
 	r->type[r->n] = ev->type;
 	r->level[r->n] = ev->subkey ? ev->subkey->level : LEVEL_OK;
+	r->reworded[r->n] = ev->reworded;
 	strcpy_trunc(r->what[r->n], sizeof(r->what[0]), what);
 	r->n++;
 }
@@ -344,6 +346,56 @@ TEST(keys_levels_and_findings)
 	ASSERT_EQ(rec.n, 11);
 }
 
+struct wording {
+	enum level level;
+	const char *message;
+};
+
+static int derive_wording(struct model *m, void *userdata)
+{
+	const struct wording *w = userdata;
+	struct finding f;
+
+	memset(&f, 0, sizeof(f));
+	strcpy_trunc(f.rule, sizeof(f.rule), "subkey-expiring");
+	strcpy_trunc(f.subkey, sizeof(f.subkey), "A5");
+	strcpy_trunc(f.message, sizeof(f.message), w->message);
+	f.level = w->level;
+	return model_findings_replace(m, &f, 1);
+}
+
+TEST(reworded_findings_are_marked)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	struct wording w = { LEVEL_WARNING, "expires in 5 days" };
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_subscribe(m, record, &rec));
+	model_set_deriver(m, derive_wording, &w);
+
+	ASSERT_OK(model_update(m));
+	ASSERT_EQ(rec.n, 1);
+	ASSERT_EQ(rec.type[0], MODEL_FINDING_RAISED);
+	ASSERT_FALSE(rec.reworded[0]);
+
+	/* The card holding the key was read: same problem, more words. */
+	w.message = "on YubiKey #1 expires in 5 days";
+	ASSERT_OK(model_update(m));
+	ASSERT_EQ(rec.n, 2);
+	ASSERT_EQ(rec.type[1], MODEL_FINDING_RAISED);
+	ASSERT_TRUE(rec.reworded[1]);
+
+	/* Same words: nothing. A new level: a new problem, not a rewording. */
+	ASSERT_OK(model_update(m));
+	ASSERT_EQ(rec.n, 2);
+	w.level = LEVEL_CRITICAL;
+	ASSERT_OK(model_update(m));
+	ASSERT_EQ(rec.n, 3);
+	ASSERT_EQ(rec.type[2], MODEL_FINDING_RAISED);
+	ASSERT_FALSE(rec.reworded[2]);
+}
+
 TEST(daemon_info_changes)
 {
 	_cleanup_(model_freep) struct model *m = NULL;
@@ -392,6 +444,7 @@ int main(void)
 	RUN(nitrokey_usb_serial_differs_from_card);
 	RUN(counter_going_down_is_flagged);
 	RUN(keys_levels_and_findings);
+	RUN(reworded_findings_are_marked);
 	RUN(daemon_info_changes);
 	RUN(absent_tokens_are_bounded);
 	return 0;
