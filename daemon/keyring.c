@@ -11,6 +11,10 @@
  * gpg.conf and key files; trustdb.gpg is left out for the reason above), a 200 ms debounce, the
  * listing on a worker thread that reports through an eventfd, a 60 s watchdog that cancels the
  * gpgme operation (gpgme_cancel_async is safe from another thread), and exponential retry.
+ * Retries are bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken
+ * must not wake us every few minutes for ever. What mends it is seen anyway: a rewritten
+ * pubring.kbx or key file through the watches, a GNUPGHOME created later through a watch on its
+ * nearest existing parent, anything else through Reload (SIGHUP).
  *
  * Does not: write to the keyring, talk to gpg-agent, or log.
  */
@@ -682,12 +686,16 @@ struct keyring_watch {
 	void *userdata;
 
 	sd_event_source *inotify_home, *inotify_keys;
+	/* While GNUPGHOME does not exist: its nearest existing parent, for the home to appear. */
+	sd_event_source *inotify_parent;
+	char parent_dir[PATH_MAX];
 	sd_event_source *debounce, *retry, *watchdog, *done;
 	int efd;
 	struct job *job;
 	pthread_t thread;
 	bool pending;
 	uint64_t backoff;
+	unsigned retries; /* since the last success, or the last refresh something asked for */
 	uint64_t timeout;
 };
 
@@ -772,9 +780,11 @@ static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata)
 	return keyring_watch_refresh(userdata);
 }
 
+static int refresh(struct keyring_watch *w);
+
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	return keyring_watch_refresh(userdata);
+	return refresh(userdata);
 }
 
 /*
@@ -799,22 +809,64 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* The component of home just below dir (dir is an ancestor of home), for matching events. */
+static const char *component_below(const char *home, const char *dir, size_t *ret_len)
+{
+	const char *c = home + (streq(dir, "/") ? 1 : strlen(dir) + 1);
+
+	*ret_len = strcspn(c, "/");
+	return c;
+}
+
+/* Watches the nearest existing parent of the missing home. A directory on the way may be
+ * created between looking and watching: look again after each new watch (a few times; an
+ * event on the new watch covers what changes after that). */
+static void parent_watch_ensure(struct keyring_watch *w)
+{
+	const uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+	char dir[PATH_MAX];
+
+	for (int i = 0; i < 8; i++) {
+		if (path_nearest_dir(w->home, dir, sizeof(dir)) < 0)
+			return;
+		if (w->inotify_parent && streq(w->parent_dir, dir))
+			return;
+		w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
+		if (sd_event_add_inotify(w->event, &w->inotify_parent, dir, mask, on_inotify, w) <
+		    0)
+			return;
+		(void)sd_event_source_set_description(w->inotify_parent, "keyring-parent");
+		strcpy_trunc(w->parent_dir, sizeof(w->parent_dir), dir);
+	}
+}
+
 /* (Re)adds the inotify watches that are missing; the home or its key directory may appear
- * later. Failures are survived: the next refresh tries again. */
-static void watches_ensure(struct keyring_watch *w)
+ * later. Failures are survived: the next refresh tries again. Returns true when the home's
+ * watch was added just now while a parent was watched: the home appeared. */
+static bool watches_ensure(struct keyring_watch *w)
 {
 	const uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
 	                      IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+	bool appeared = false;
 	char path[PATH_MAX + 32];
 
 	if (!w->has_home)
-		return;
-	if (!w->inotify_home)
+		return false;
+	if (!w->inotify_home &&
+	    sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify, w) < 0) {
+		parent_watch_ensure(w);
+		/* It may have appeared while the parent's watch was being set up. */
 		(void)sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify,
 		                           w);
+	}
+	if (w->inotify_home && w->inotify_parent) {
+		w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
+		appeared = true;
+	}
 	if (!w->inotify_keys &&
 	    snprintf(path, sizeof(path), "%s/private-keys-v1.d", w->home) < (int)sizeof(path))
 		(void)sd_event_add_inotify(w->event, &w->inotify_keys, path, mask, on_inotify, w);
+	return appeared;
 }
 
 static bool relevant(const struct keyring_watch *w, sd_event_source *s,
@@ -837,6 +889,20 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 {
 	struct keyring_watch *w = userdata;
 
+	if (s == w->inotify_parent) {
+		size_t n;
+		const char *c = component_below(w->home, w->parent_dir, &n);
+
+		if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+			w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
+		else if (ev->len == 0 || strlen(ev->name) != n || strncmp(ev->name, c, n) != 0)
+			return 0; /* something else appeared beside the way to the home */
+		/* Listing only once the home is there: gpg on a missing home is a wasted run. */
+		if (watches_ensure(w))
+			return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
+			                 "keyring-debounce");
+		return 0;
+	}
 	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
 		/* The watched directory is gone or was renamed away (a restored backup moved in
 		 * its place): watches_ensure() watches the path again once it exists. The key
@@ -869,13 +935,16 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	w->job = NULL;
 	disarm(w->watchdog);
 
-	if (j->res.error < 0) {
+	if (j->res.error < 0 && w->retries < KEYRING_RETRY_ATTEMPTS) {
+		w->retries++;
 		w->backoff = w->backoff ? MIN(w->backoff * 2, KEYRING_RETRY_MAX_USEC)
 		                        : KEYRING_RETRY_MIN_USEC;
 		r = arm_timer(w, &w->retry, w->backoff, on_retry, "keyring-retry");
-	} else
+	} else if (j->res.error >= 0) {
 		w->backoff = 0;
-	watches_ensure(w);
+		w->retries = 0;
+	}
+	(void)watches_ensure(w);
 	w->fn(w, &j->res, w->userdata);
 	job_free(j);
 	if (w->pending) {
@@ -887,6 +956,14 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 
 int keyring_watch_refresh(struct keyring_watch *w)
 {
+	/* Asked for (a change in GNUPGHOME, a Reload): a failure earns a new series of retries. */
+	w->retries = 0;
+	w->backoff = 0;
+	return refresh(w);
+}
+
+static int refresh(struct keyring_watch *w)
+{
 	_cleanup_(freep) struct job *j = NULL;
 	int r;
 
@@ -896,7 +973,7 @@ int keyring_watch_refresh(struct keyring_watch *w)
 	}
 	disarm(w->retry);
 	disarm(w->debounce);
-	watches_ensure(w);
+	(void)watches_ensure(w);
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
@@ -966,7 +1043,7 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 		return r;
 	(void)sd_event_source_set_description(w->done, "keyring-done");
 	/* The first listing starts once the loop runs, after the caller's setters. */
-	watches_ensure(w);
+	(void)watches_ensure(w);
 	r = arm_timer(w, &w->debounce, 0, on_debounce, "keyring-debounce");
 	if (r < 0)
 		return r;
@@ -1033,6 +1110,7 @@ struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
 	}
 	sd_event_source_disable_unref(w->inotify_home);
 	sd_event_source_disable_unref(w->inotify_keys);
+	sd_event_source_disable_unref(w->inotify_parent);
 	sd_event_source_disable_unref(w->debounce);
 	sd_event_source_disable_unref(w->retry);
 	sd_event_source_disable_unref(w->watchdog);

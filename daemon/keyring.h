@@ -3,8 +3,9 @@
  * The user's GnuPG keys, as gpg reports them through gpgme: the keys with a secret part here (on
  * disk or as a card stub) plus the fingerprints the configuration tracks. keyring_list() is the
  * blocking listing; struct keyring_watch runs it on a worker thread whenever GNUPGHOME changes
- * (inotify, debounced), posts the result to the sd-event loop and retries with backoff when gpg
- * fails. Only this file (and scd-fallback.c) includes <gpgme.h>; gpgme errors become -errno here.
+ * (inotify, debounced), posts the result to the sd-event loop and retries a bounded number of
+ * times with backoff when gpg fails. Only this file (and scd-fallback.c) includes <gpgme.h>;
+ * gpgme errors become -errno here.
  *
  * Does not: modify the keyring, talk to gpg-agent or cards, or decide levels and findings.
  */
@@ -23,6 +24,8 @@
 #define KEYRING_DEBOUNCE_USEC (200u * 1000u)
 #define KEYRING_RETRY_MIN_USEC (1000u * 1000u)
 #define KEYRING_RETRY_MAX_USEC (300ull * 1000u * 1000u)
+/* 1, 2, 4 ... 256, 300 s: then only a change in GNUPGHOME or a Reload lists again. */
+#define KEYRING_RETRY_ATTEMPTS 10u
 #define KEYRING_LIST_TIMEOUT_USEC (60ull * 1000u * 1000u)
 
 /*

@@ -54,6 +54,7 @@
 #include <winscard.h>
 
 #include "card-openpgp.h"
+#include "fileio.h"
 #include "log.h"
 #include "pcsc-watch.h"
 #include "scd-fallback.h"
@@ -944,27 +945,6 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 }
 
 /* Waits for pcscd's socket: inotify on its directory, or the nearest existing parent. */
-/* The socket's directory, or its nearest existing parent. */
-static int nearest_dir(const char *path, char *dir, size_t size)
-{
-	struct stat st;
-
-	strcpy_trunc(dir, size, path);
-	for (;;) {
-		char *slash = strrchr(dir, '/');
-
-		if (!slash)
-			return -EINVAL;
-		if (slash == dir) {
-			dir[1] = 0;
-			return 0;
-		}
-		*slash = 0;
-		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-			return 0;
-	}
-}
-
 static int arm_wait(struct pcsc_watch *w)
 {
 	char dir[PATH_MAX];
@@ -973,7 +953,7 @@ static int arm_wait(struct pcsc_watch *w)
 	/* A directory on the way may be created between looking and watching: look again after
 	 * each new watch until the nearest existing directory is the watched one. */
 	for (;;) {
-		r = nearest_dir(w->socket_path, dir, sizeof(dir));
+		r = path_nearest_dir(w->socket_path, dir, sizeof(dir));
 		if (r < 0)
 			return r;
 		if (streq(w->inotify_dir, dir))

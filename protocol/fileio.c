@@ -53,6 +53,27 @@ int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n
 	return 0;
 }
 
+int path_nearest_dir(const char *path, char *dir, size_t size)
+{
+	struct stat st;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	if (strcpy_bounded(dir, size, path) < 0)
+		return -ENAMETOOLONG;
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+
+		if (slash == dir) {
+			dir[1] = 0;
+			return 0;
+		}
+		*slash = 0;
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+	}
+}
+
 int mkdir_parents(const char *dir, mode_t mode)
 {
 	char buf[PATH_MAX];

@@ -16,6 +16,11 @@
  * it grows past max while being read). */
 int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n);
 
+/* The nearest existing directory above path: its parent, or the parent's parent, up to "/".
+ * What to watch with inotify for path to appear. Returns 0, -EINVAL for a relative path,
+ * -ENAMETOOLONG when path does not fit in size. */
+int path_nearest_dir(const char *path, char *dir, size_t size);
+
 /* mkdir -p with mode for every directory it creates. */
 int mkdir_parents(const char *dir, mode_t mode);
 

@@ -226,6 +226,36 @@ def test_watch():
     check(p.wait(timeout=10) == 0, "watch exits cleanly")
 
 
+def test_home_appears():
+    """A GNUPGHOME that does not exist yet is watched through its nearest existing parent: the
+    listing follows its creation at once, not at the next retry (which by then is 8 s away)."""
+    late = os.path.join(tmp, "late")
+    home = os.path.join(late, "a", "b")
+    src = new_home("late-src")
+    hal = gen(src, "Hal <hal@example.org>")
+    subprocess.run(["gpgconf", "--homedir", src, "--kill", "all"], capture_output=True)
+    homes.append(home)
+    p = subprocess.Popen([DUMP, "--watch", "5", home], stdout=subprocess.PIPE, text=True)
+    pids.append(p)
+    deadline = time.time() + 60
+    check(p.stdout.readline().strip() == "watching", "watch on a missing home started")
+    # The first listing and the retries after 1, 2 and 4 s fail; the next retry is 8 s away.
+    for i in range(4):
+        r = read_result(p, deadline)
+        check(r[0].startswith("error ENOENT"), "missing home, attempt %d: %s" % (i + 1, r[0]))
+    t0 = time.time()
+    os.mkdir(late, 0o700)
+    os.mkdir(os.path.join(late, "a"), 0o700)
+    os.rename(src, home)
+    homes.remove(src)
+    r = read_result(p, deadline)
+    took = time.time() - t0
+    check(r[0].startswith("result 1") and any(hal in l for l in r),
+          "the created home was listed: %s" % r[0])
+    check(took < 6, "listed %.1f s after it appeared, before the 8 s retry" % took)
+    check(p.wait(timeout=10) == 0, "watch exits cleanly")
+
+
 def test_timeout(h):
     fake = os.path.join(tmp, "fake-gpg")
     pidfile = os.path.join(tmp, "fake-gpg.pid")
@@ -253,6 +283,7 @@ def main():
         h = test_listing()
         test_errors(h)
         test_watch()
+        test_home_appears()
         test_timeout(h)
     finally:
         for p in pids:
