@@ -58,6 +58,7 @@
 #include "log.h"
 #include "pcsc-watch.h"
 #include "scd-fallback.h"
+#include "worker-job.h"
 
 #define PNP_READER "\\\\?PnP?\\Notification"
 #define DEFAULT_SOCKET "/run/pcscd/pcscd.comm"
@@ -109,14 +110,6 @@ struct pcsc_watch {
 	char sighted[READERS_MAX][READER_NAME_MAX];
 	size_t n_sighted;
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* ---- pure helpers ------------------------------------------------------------------------ */
 
@@ -262,33 +255,20 @@ static int rv_to_errno(LONG rv)
 
 /* ---- one card read on its own thread ------------------------------------------------------ */
 
+/*
+ * The job thread holds base.lock whenever it is not inside a PC/SC call that may block
+ * (SCardTransmit and the connect/transaction calls before it): card, last_sw and last_progress
+ * change only under the lock, so a waiter that gives up copies a consistent partial read.
+ */
 struct read_job {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned refs;
-	bool done;
+	struct worker_job base; /* first: worker_job frees the whole struct */
 	char reader[READER_NAME_MAX];
 	SCARDHANDLE h;
 	DWORD proto;
 	uint64_t last_progress;
 	uint16_t last_sw;
-	int r;
 	struct openpgp_card card;
 };
-
-static void job_unref(struct read_job *j)
-{
-	unsigned left;
-
-	pthread_mutex_lock(&j->lock);
-	left = --j->refs;
-	pthread_mutex_unlock(&j->lock);
-	if (left == 0) {
-		pthread_cond_destroy(&j->cond);
-		pthread_mutex_destroy(&j->lock);
-		free(j);
-	}
-}
 
 static int job_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
                         size_t *resp_len)
@@ -301,11 +281,11 @@ static int job_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *
 	 * anything else, so no code path can VERIFY or write through us. */
 	if (n < 4 || !card_ins_allowed(apdu[1]))
 		return -EPERM;
+	pthread_mutex_unlock(&j->base.lock);
 	rv = SCardTransmit(j->h, j->proto == SCARD_PROTOCOL_T0 ? SCARD_PCI_T0 : SCARD_PCI_T1, apdu,
 	                   (DWORD)n, NULL, resp, &len);
-	pthread_mutex_lock(&j->lock);
-	j->last_progress = now_usec();
-	pthread_mutex_unlock(&j->lock);
+	pthread_mutex_lock(&j->base.lock);
+	j->last_progress = worker_job_now_usec();
 	if (rv != SCARD_S_SUCCESS) {
 		log_debug("PC/SC: SCardTransmit in %s: 0x%08lX", j->reader, (unsigned long)rv);
 		return rv_to_errno(rv);
@@ -324,6 +304,17 @@ static int job_reconnect(struct read_job *j)
 	LONG rv = SCardReconnect(j->h, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1,
 	                         SCARD_LEAVE_CARD, &j->proto);
 	return rv_to_errno(rv);
+}
+
+/* The parse, between transmits, under the lock (see struct read_job). */
+static int job_read_locked(struct read_job *j, const struct card_transport *t)
+{
+	int r;
+
+	pthread_mutex_lock(&j->base.lock);
+	r = card_read_openpgp(t, &j->card);
+	pthread_mutex_unlock(&j->base.lock);
+	return r;
 }
 
 static int job_read(struct read_job *j, SCARDCONTEXT ctx)
@@ -350,7 +341,7 @@ static int job_read(struct read_job *j, SCARDCONTEXT ctx)
 			r = rv_to_errno(rv);
 			break;
 		}
-		r = card_read_openpgp(&t, &j->card);
+		r = job_read_locked(j, &t);
 		(void)SCardEndTransaction(j->h, SCARD_LEAVE_CARD);
 		if (r != -ECONNRESET || attempt > 0)
 			break;
@@ -363,27 +354,19 @@ static int job_read(struct read_job *j, SCARDCONTEXT ctx)
 	return r;
 }
 
-static void *job_main(void *p)
+static int job_run(struct worker_job *base)
 {
-	struct read_job *j = p;
+	struct read_job *j = (struct read_job *)base;
 	SCARDCONTEXT ctx;
 	LONG rv;
 	int r;
 
 	rv = SCardEstablishContext(SCARD_SCOPE_USER, NULL, NULL, &ctx);
 	if (rv != SCARD_S_SUCCESS)
-		r = rv_to_errno(rv);
-	else {
-		r = job_read(j, ctx);
-		(void)SCardReleaseContext(ctx);
-	}
-	pthread_mutex_lock(&j->lock);
-	j->r = r;
-	j->done = true;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	job_unref(j);
-	return NULL;
+		return rv_to_errno(rv);
+	r = job_read(j, ctx);
+	(void)SCardReleaseContext(ctx);
+	return r;
 }
 
 /* Reads the card in reader on a job thread. Returns the job's result, or -ETIMEDOUT when the card
@@ -392,76 +375,48 @@ static int read_card_pcsc(struct pcsc_watch *w, const char *reader, struct openp
                           uint16_t *ret_sw, struct read_job **ret_stuck)
 {
 	struct read_job *j = calloc(1, sizeof(*j));
-	pthread_attr_t attr;
-	pthread_t tid;
-	uint64_t start = now_usec();
+	uint64_t start = worker_job_now_usec();
+	bool done = false;
 	int r;
 
 	if (!j)
 		return -ENOMEM;
-	pthread_mutex_init(&j->lock, NULL);
-	pthread_cond_init(&j->cond, NULL);
-	j->refs = 2;
 	strcpy_trunc(j->reader, sizeof(j->reader), reader);
 	j->last_progress = start;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&tid, &attr, job_main, j);
-	pthread_attr_destroy(&attr);
-	if (r < 0) {
-		j->refs = 1;
-		job_unref(j);
+	r = worker_job_start(&j->base, job_run);
+	if (r < 0)
 		return r;
-	}
 
-	pthread_mutex_lock(&j->lock);
+	pthread_mutex_lock(&j->base.lock);
 	for (;;) {
-		struct timespec ts;
-		uint64_t now;
+		uint64_t now = worker_job_now_usec();
 
-		if (j->done)
+		done = j->base.done;
+		if (done || now - j->last_progress >= READ_SILENCE_USEC ||
+		    now - start >= READ_TOTAL_USEC)
 			break;
-		now = now_usec();
-		if (now - j->last_progress >= READ_SILENCE_USEC || now - start >= READ_TOTAL_USEC)
-			break;
-		pthread_mutex_unlock(&j->lock);
+		pthread_mutex_unlock(&j->base.lock);
 		if (is_stopping(w)) {
-			pthread_mutex_lock(&j->lock);
+			pthread_mutex_lock(&j->base.lock);
+			done = j->base.done;
 			break;
 		}
-		pthread_mutex_lock(&j->lock);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)(WAIT_SLICE_USEC * 1000);
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		(void)pthread_cond_timedwait(&j->cond, &j->lock, &ts);
-	}
-	if (j->done) {
-		r = j->r;
-		memcpy(ret, &j->card, sizeof(*ret));
-		*ret_sw = j->last_sw;
-		pthread_mutex_unlock(&j->lock);
-		job_unref(j);
-		return r;
+		pthread_mutex_lock(&j->base.lock);
+		/* Slices, so that a shutdown is noticed while a card is slow. */
+		(void)worker_job_wait_locked(&j->base, now + WAIT_SLICE_USEC);
 	}
 	memcpy(ret, &j->card, sizeof(*ret));
 	*ret_sw = j->last_sw;
-	pthread_mutex_unlock(&j->lock);
+	r = done ? j->base.r : -ETIMEDOUT;
+	pthread_mutex_unlock(&j->base.lock);
+	if (done) {
+		worker_job_unref(&j->base);
+		return r;
+	}
 	/* Keep our reference: the worker checks whether the stuck read has ended before it reads
 	 * that reader again (its transaction would block ours). */
 	*ret_stuck = j;
-	return -ETIMEDOUT;
-}
-
-static bool job_finished(struct read_job *j)
-{
-	bool done;
-
-	pthread_mutex_lock(&j->lock);
-	done = j->done;
-	pthread_mutex_unlock(&j->lock);
-	return done;
+	return r;
 }
 
 /* ---- the worker -------------------------------------------------------------------------- */
@@ -600,10 +555,10 @@ static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, 
 	if (s->have_read && s->counter == counter && !rescan)
 		return;
 	if (s->stuck) {
-		if (!job_finished(s->stuck))
+		if (!worker_job_finished(&s->stuck->base))
 			return; /* the silent read still holds the reader: wait for the next change
 			         */
-		job_unref(s->stuck);
+		worker_job_unref(&s->stuck->base);
 		s->stuck = NULL;
 	}
 	s->counter = counter;
@@ -660,7 +615,7 @@ static LONG relist(struct pcsc_watch *w, SCARDCONTEXT ctx, struct reader_slot *s
 		if (slots[i].reported)
 			post(w, MSG_GONE, slots[i].name, NULL);
 		if (slots[i].stuck)
-			job_unref(slots[i].stuck);
+			worker_job_unref(&slots[i].stuck->base);
 	}
 	memcpy(slots, fresh, sizeof(fresh));
 	*n_slots = n;
@@ -750,7 +705,7 @@ static void *worker_main(void *p)
 	(void)SCardReleaseContext(ctx);
 	for (size_t i = 0; i < n; i++)
 		if (slots[i].stuck)
-			job_unref(slots[i].stuck);
+			worker_job_unref(&slots[i].stuck->base);
 	free(slots);
 	if (!is_stopping(w))
 		post(w, MSG_DOWN, NULL, NULL);
@@ -1049,11 +1004,11 @@ struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)
 			if (w->ctx_valid)
 				(void)SCardCancel(w->ctx);
 			pthread_mutex_unlock(&w->lock);
-			clock_gettime(CLOCK_REALTIME, &ts);
+			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_nsec += 100 * 1000000L;
 			ts.tv_sec += ts.tv_nsec / 1000000000L;
 			ts.tv_nsec %= 1000000000L;
-			if (pthread_timedjoin_np(w->thread, NULL, &ts) == 0)
+			if (pthread_clockjoin_np(w->thread, NULL, CLOCK_MONOTONIC, &ts) == 0)
 				break;
 		}
 		w->thread_running = false;

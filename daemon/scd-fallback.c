@@ -31,6 +31,7 @@
 
 #include "card-openpgp.h"
 #include "scd-fallback.h"
+#include "worker-job.h"
 
 extern char **environ;
 
@@ -503,32 +504,14 @@ bool scd_agent_running(const char *gnupghome)
 }
 
 struct scd_job {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned refs;
-	bool done;
+	struct worker_job base; /* first: worker_job frees the whole struct */
 	char home[256];
-	int r;
 	char err[ERROR_TEXT_MAX];
 	struct openpgp_card card;
 	/* status-callback state */
 	int parse_error;
 	char parse_keyword[24];
 };
-
-static void scd_job_unref(struct scd_job *j)
-{
-	unsigned left;
-
-	pthread_mutex_lock(&j->lock);
-	left = --j->refs;
-	pthread_mutex_unlock(&j->lock);
-	if (left == 0) {
-		pthread_cond_destroy(&j->cond);
-		pthread_mutex_destroy(&j->lock);
-		free(j);
-	}
-}
 
 static gpgme_error_t on_status(void *opaque, const char *status, const char *args)
 {
@@ -653,26 +636,15 @@ static int scd_session(struct scd_job *j)
 	return 0;
 }
 
-static void *scd_job_main(void *p)
+static int scd_job_run(struct worker_job *base)
 {
-	struct scd_job *j = p;
-	int r = scd_session(j);
-
-	pthread_mutex_lock(&j->lock);
-	j->r = r;
-	j->done = true;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	scd_job_unref(j);
-	return NULL;
+	return scd_session((struct scd_job *)base);
 }
 
 int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, size_t errsize)
 {
 	struct scd_job *j;
-	pthread_attr_t attr;
-	pthread_t tid;
-	struct timespec deadline;
+	bool done;
 	int r;
 
 	pthread_once(&gpgme_once, gpgme_init);
@@ -683,45 +655,29 @@ int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, si
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	pthread_mutex_init(&j->lock, NULL);
-	pthread_cond_init(&j->cond, NULL);
-	j->refs = 2;
 	if (gnupghome)
 		strcpy_trunc(j->home, sizeof(j->home), gnupghome);
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&tid, &attr, scd_job_main, j);
-	pthread_attr_destroy(&attr);
-	if (r < 0) {
-		j->refs = 1;
-		scd_job_unref(j);
+	r = worker_job_start(&j->base, scd_job_run);
+	if (r < 0)
 		return r;
-	}
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += SCD_TIMEOUT_MS / 1000;
-	deadline.tv_nsec += (long)(SCD_TIMEOUT_MS % 1000) * 1000000L;
-	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
-
-	pthread_mutex_lock(&j->lock);
-	while (!j->done)
-		if (pthread_cond_timedwait(&j->cond, &j->lock, &deadline) == ETIMEDOUT)
-			break;
-	if (j->done) {
-		r = j->r;
+	pthread_mutex_lock(&j->base.lock);
+	done = worker_job_wait_locked(&j->base,
+	                              worker_job_now_usec() + (uint64_t)SCD_TIMEOUT_MS * 1000);
+	if (done) {
+		r = j->base.r;
 		memcpy(ret, &j->card, sizeof(*ret));
 		if (errsize > 0)
 			strcpy_trunc(err, errsize, j->err);
 	} else {
+		/* The session goes on writing card and err: touch neither. */
 		r = -ETIMEDOUT;
 		if (errsize > 0)
 			snprintf(err, errsize, "scdaemon did not answer within %d s",
 			         SCD_TIMEOUT_MS / 1000);
 	}
-	pthread_mutex_unlock(&j->lock);
-	scd_job_unref(j);
+	pthread_mutex_unlock(&j->base.lock);
+	worker_job_unref(&j->base);
 	if (r < 0 && r != -EBADMSG)
 		memset(ret, 0, sizeof(*ret));
 	return r;
