@@ -263,6 +263,16 @@ static void set_policy(struct daemon_info *i, void *arg)
 	memcpy(i->renewal_url, c->renewal_url, sizeof(i->renewal_url));
 }
 
+static struct server_config server_config_of(const struct config *c)
+{
+	return (struct server_config){
+		.socket_path = c->socket_path,
+		.max_clients = c->max_clients,
+		.queue_max = (size_t)c->client_queue_kib * 1024u,
+		.idle_usec = (uint64_t)c->client_idle_sec * 1000000u,
+	};
+}
+
 static int reload(struct daemon *d, char *reason, size_t reason_size)
 {
 	struct config fresh;
@@ -276,8 +286,22 @@ static int reload(struct daemon *d, char *reason, size_t reason_size)
 		log_warning("Configuration reload failed, keeping the running configuration");
 		return r;
 	}
+	/* Both are fixed for the daemon's life: moving them under running clients, or under a
+	 * listing and the scdaemon fallback, is a restart's job. Say so rather than ignore it. */
+	if (!streq(fresh.socket_path, d->cfg.socket_path))
+		log_warning("[daemon] socket changed; it takes effect when keyctld is restarted");
+	if (!streq(fresh.gnupghome, d->cfg.gnupghome))
+		log_warning(
+		        "[keyring] gnupghome changed; it takes effect when keyctld is restarted");
+	memcpy(fresh.socket_path, d->cfg.socket_path, sizeof(fresh.socket_path));
+	memcpy(fresh.gnupghome, d->cfg.gnupghome, sizeof(fresh.gnupghome));
 	memcpy(&d->cfg, &fresh, sizeof(fresh));
 	info_update(d, set_policy, &d->cfg);
+	if (d->server) {
+		struct server_config scfg = server_config_of(&d->cfg);
+
+		server_set_limits(d->server, &scfg);
+	}
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
 	if (d->keyring) {
 		const char *track[CONFIG_TRACK_MAX];
@@ -345,12 +369,7 @@ static int daemon_start(struct daemon *d)
 {
 	char home[PATH_MAX], state_dir[PATH_MAX], state_err[ERROR_TEXT_MAX + PATH_MAX];
 	const char *track[CONFIG_TRACK_MAX];
-	struct server_config scfg = {
-		.socket_path = d->cfg.socket_path,
-		.max_clients = d->cfg.max_clients,
-		.queue_max = (size_t)d->cfg.client_queue_kib * 1024u,
-		.idle_usec = (uint64_t)d->cfg.client_idle_sec * 1000000u,
-	};
+	struct server_config scfg = server_config_of(&d->cfg);
 	int r;
 
 	r = parse_time_offset(&d->time_offset);

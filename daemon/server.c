@@ -876,9 +876,7 @@ int server_new(sd_event *e, struct model *m, const struct server_config *cfg, st
 	srv->listen_fd = -1;
 	srv->event = sd_event_ref(e);
 	srv->model = m;
-	srv->max_clients = cfg && cfg->max_clients ? cfg->max_clients : SERVER_MAX_CLIENTS_DEFAULT;
-	srv->queue_max = cfg && cfg->queue_max ? cfg->queue_max : SERVER_QUEUE_MAX_DEFAULT;
-	srv->idle_usec = cfg && cfg->idle_usec ? cfg->idle_usec : SERVER_IDLE_USEC_DEFAULT;
+	server_set_limits(srv, cfg);
 
 	if (cfg && !isempty(cfg->socket_path))
 		r = socket_listen_path(srv, cfg->socket_path);
@@ -931,6 +929,13 @@ struct server *server_free(struct server *s)
 	sd_event_unref(s->event);
 	free(s);
 	return NULL;
+}
+
+void server_set_limits(struct server *s, const struct server_config *cfg)
+{
+	s->max_clients = cfg && cfg->max_clients ? cfg->max_clients : SERVER_MAX_CLIENTS_DEFAULT;
+	s->queue_max = cfg && cfg->queue_max ? cfg->queue_max : SERVER_QUEUE_MAX_DEFAULT;
+	s->idle_usec = cfg && cfg->idle_usec ? cfg->idle_usec : SERVER_IDLE_USEC_DEFAULT;
 }
 
 void server_set_reload_handler(struct server *s, server_reload_fn fn, void *userdata)

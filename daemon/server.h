@@ -40,6 +40,11 @@ static inline void server_freep(struct server **s)
 		server_free(*s);
 }
 
+/* Applies max_clients, queue_max and idle_usec of cfg (socket_path is taken at start only).
+ * Clients already connected stay when max_clients goes down; only new ones are refused. A
+ * queue or idle limit counts from the next message. */
+void server_set_limits(struct server *s, const struct server_config *cfg);
+
 void server_set_reload_handler(struct server *s, server_reload_fn fn, void *userdata);
 
 /* Serves an already connected socket as a client (tests, socketpair()); takes fd in all cases. */

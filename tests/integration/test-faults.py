@@ -346,6 +346,20 @@ def broken_reload(kr, exp, prefix):
         check(refused, 'max-clients 6 still in force after the broken reload (7th refused)')
         first = held[0].call('io.keyctl.GetStatus', timeout=30)
         check(first is not None and 'parameters' in first, 'a held client is still answered')
+
+        # A good reload applies max-clients at once: with 6 held there is room for 2 more.
+        d.write_conf('[daemon]\nmax-clients = 8\n[expiry]\nwarning-days = 9\n')
+        r = held[0].call('io.keyctl.Reload', timeout=30)
+        check(r is not None and 'error' not in r, 'Reload with max-clients 8: accepted')
+        more = [varlink_raw.Conn(d.socket) for _ in range(2)]
+        held.extend(more)
+        answers = [m.call('io.keyctl.GetStatus', timeout=30) for m in more]
+        check(all(a is not None and a.get('parameters', {}).get('daemon', {})
+                  .get('warning_days') == 9 for a in answers),
+              'after the reload the 7th and 8th clients are answered (warning-days 9)')
+        ninth = varlink_raw.Conn(d.socket)
+        held.append(ninth)
+        check(ninth.closed_by_peer(timeout=10), 'max-clients 8: a 9th is refused')
         same_daemon(d, pid, 'broken reload')
     finally:
         for c in held:
