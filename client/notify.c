@@ -29,10 +29,12 @@
 #include "codec.h"
 #include "config-build.h"
 #include "expiry-math.h"
+#include "fileio.h"
 #include "notify-state.h"
 #include "notify-text.h"
 
 #define BACKOFF_MAX_S 60u
+#define CONF_FILE_MAX (64u * 1024u) /* keyctld refuses larger ones too */
 #define SNOOZE_S 86400
 #define WAKE_MAX_S 3600 /* re-check the clock at least hourly: timers stop in suspend */
 #define INSERT_SETTLE_MS 1500 /* let the daemon match a plugged-in card to its keys */
@@ -865,8 +867,9 @@ static void read_config(struct app *a)
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	char path[PATH_MAX];
 	struct conf_ctx c = { a, path };
-	FILE *f;
-	int k;
+	_cleanup_(freep) uint8_t *buf = NULL;
+	size_t n;
+	int k, r;
 
 	if (!isempty(xdg) && xdg[0] == '/')
 		k = snprintf(path, sizeof(path), "%s/keyctl/keyctl.conf", xdg);
@@ -876,12 +879,18 @@ static void read_config(struct app *a)
 		return;
 	if (k < 0 || (size_t)k >= sizeof(path))
 		return;
-	f = fopen(path, "re");
-	if (!f)
+	/* Bounded like the daemon's read of the same file: a FIFO or /dev/zero there must not
+	 * hang us or fill memory. */
+	r = file_read_bounded(path, CONF_FILE_MAX, &buf, &n);
+	if (r == -ENOENT)
 		return;
-	if (ini_parse_file(f, on_conf, &c) != 0)
+	if (r < 0) {
+		log_msg("%s: %s, using the defaults", path,
+		        r == -EINVAL ? "not a regular file" : strerror(-r));
+		return;
+	}
+	if (memchr(buf, 0, n) || ini_parse_string((const char *)buf, on_conf, &c) != 0)
 		log_msg("%s: not fully readable, using what was read", path);
-	fclose(f);
 }
 
 static void help(void)

@@ -621,42 +621,21 @@ int keyring_parse_default_key(const uint8_t *p, size_t n, char *buf, size_t size
 
 int keyring_default_key(const char *gnupghome, char *buf, size_t size)
 {
-	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) uint8_t *data = NULL;
 	char path[PATH_MAX];
 	size_t n = 0;
-	struct stat st;
+	int r;
 
 	if (size > 0)
 		buf[0] = 0;
 	if (snprintf(path, sizeof(path), "%s/gpg.conf", gnupghome) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if (st.st_size > (off_t)KEYRING_GPG_CONF_MAX)
-		return -EFBIG;
-	data = malloc((size_t)st.st_size + 1);
-	if (!data)
-		return -ENOMEM;
-	while (n < (size_t)st.st_size + 1) {
-		ssize_t k = read(fd, data + n, (size_t)st.st_size + 1 - n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	if (n > (size_t)st.st_size)
-		return -EFBIG; /* grew while we read; the next change event reads it again */
+	/* -EFBIG also when it grew while we read: the next change event reads it again. */
+	r = file_read_bounded(path, KEYRING_GPG_CONF_MAX, &data, &n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
 	return keyring_parse_default_key(data, n, buf, size);
 }
 

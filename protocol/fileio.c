@@ -18,7 +18,9 @@
 
 int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n)
 {
-	_cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer, for ever. It changes
+	 * nothing for the regular files we go on to read. */
+	_cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	_cleanup_(freep) uint8_t *buf = NULL;
 	struct stat st;
 	size_t n = 0;

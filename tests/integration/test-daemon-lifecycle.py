@@ -143,6 +143,19 @@ def test_bad_config():
             check(rc == 1 and 'not a regular file' in d.log(), 'unreadable config refused')
         finally:
             d.stop()
+        # A FIFO would block open() until someone writes to it: refused, not waited on.
+        fifo = os.path.join(tmp, 'fifo.conf')
+        os.mkfifo(fifo)
+        d = Daemon(tmp, None, ['--config', fifo])
+        try:
+            try:
+                rc = d.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                rc = None
+            check(rc == 1 and 'not a regular file' in d.log(),
+                  'a FIFO as the config is refused at once (exit %s)' % rc)
+        finally:
+            d.stop()
         d = Daemon(tmp, None, ['--config', os.path.join(tmp, 'missing.conf')])
         try:
             rc = d.proc.wait(timeout=10)

@@ -127,7 +127,27 @@ def got(bus):
     return sorted((n['summary'], n['body'], n['urgency']) for n in bus.notifications_sent())
 
 
+def fifo_config():
+    """A FIFO where keyctl.conf belongs would block a plain open() for ever: the notifier says
+    so and goes on with the defaults."""
+    tmp = procs.tmpdir('keyctl-notify-fifo-')
+    os.makedirs(os.path.join(tmp, 'keyctl'))
+    os.mkfifo(os.path.join(tmp, 'keyctl', 'keyctl.conf'))
+    log = os.path.join(tmp, 'notify.log')
+    n = procs.spawn('keyctl-notify-fifo', [NOTIFY, '--socket=' + os.path.join(tmp, 'none'),
+                                           '--state-file=' + os.path.join(tmp, 'notified')],
+                    env=dict(os.environ, XDG_CONFIG_HOME=tmp, XDG_RUNTIME_DIR=tmp,
+                             DBUS_SESSION_BUS_ADDRESS='unix:path=' + os.path.join(tmp, 'no-bus')),
+                    stdout=subprocess.DEVNULL, stderr=open(log, 'a'))
+    try:
+        ok = wait_until(lambda: 'not a regular file' in open(log).read(), timeout=10)
+        check(ok, 'a FIFO as keyctl.conf: the notifier says so instead of hanging')
+    finally:
+        procs.stop(n)
+
+
 def main():
+    fifo_config()
     with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
         a = kr.create_key(uid='Alice Tester <alice@example.org>',
                           subkeys={'sig': 0, 'enc': 1, 'aut': 5})
