@@ -20,7 +20,9 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 /* GLib has its own MIN and MAX; util.h's are the same but must not meet them. */
 #undef MIN
@@ -36,7 +38,6 @@
 #define BACKOFF_MAX_S 60u
 #define CONF_FILE_MAX (64u * 1024u) /* keyctld refuses larger ones too */
 #define SNOOZE_S 86400
-#define WAKE_MAX_S 3600 /* re-check the clock at least hourly: timers stop in suspend */
 #define INSERT_SETTLE_MS 1500 /* let the daemon match a plugged-in card to its keys */
 #define THRESHOLDS_MAX 16
 #define NOTIFICATIONS_NAME "org.freedesktop.Notifications"
@@ -59,11 +60,13 @@ struct app {
 	struct expiry_policy policy;
 	bool once;
 	bool own_thresholds, own_url; /* set on the command line: the daemon's do not override */
-	int64_t clock_offset; /* the daemon's clock minus ours: one "now" for both */
 	struct notify_state *state;
 
 	struct varlink_client *client;
 	guint fd_source, reconnect_source, wake_source, bus_watch, insert_source;
+	/* CLOCK_REALTIME, absolute, cancelled when the clock is set: it fires on time after a
+	 * suspend (a monotonic timeout would not count the sleep) and never in between. */
+	int wake_fd;
 	unsigned backoff;
 	bool synced; /* the "state" reply of this connection arrived */
 
@@ -448,22 +451,25 @@ static void wake_snoozes(struct app *a, int64_t now)
 		app_save(a);
 }
 
-static gboolean on_wake(gpointer data)
+static gboolean on_wake(gint fd, GIOCondition cond, gpointer data)
 {
 	struct app *a = data;
+	uint64_t expirations;
 
-	a->wake_source = 0;
+	/* ECANCELED: the clock was set; EAGAIN: already handled. Either way, look now. */
+	(void)!read(fd, &expirations, sizeof(expirations));
 	wake_snoozes(a, now_s());
 	check_all(a);
 	flush(a);
 	rearm_wake(a);
-	return G_SOURCE_REMOVE;
+	return G_SOURCE_CONTINUE;
 }
 
 /* One timer for the next known moment: a threshold crossed by the clock or a snooze's end. */
 static void rearm_wake(struct app *a)
 {
 	int64_t now = now_s(), next = notify_state_next_snooze(a->state, now);
+	struct itimerspec its = { 0 };
 
 	for (size_t i = 0; i < a->status.n_keys; i++)
 		for (size_t j = 0; j < a->status.keys[i].n_subkeys; j++) {
@@ -473,14 +479,16 @@ static void rearm_wake(struct app *a)
 			if (t > 0 && (next == 0 || t < next))
 				next = t;
 		}
-	if (a->wake_source)
-		g_source_remove(a->wake_source);
-	a->wake_source = 0;
-	if (next == 0 && a->state->n == 0)
+	if (next == 0) {
+		/* Nothing ahead: disarmed until the daemon tells us something new. */
+		(void)timerfd_settime(a->wake_fd, 0, &its, NULL);
 		return;
-	if (next == 0 || next - now > WAKE_MAX_S)
-		next = now + WAKE_MAX_S;
-	a->wake_source = g_timeout_add_seconds((guint)MAX(next - now, 1), on_wake, a);
+	}
+	/* Our own clock's moment for the daemon's "next" (see clock_offset). */
+	its.it_value.tv_sec = (time_t)MAX(next - clock_offset, 1);
+	if (timerfd_settime(a->wake_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) <
+	    0)
+		log_msg("Failed to arm the wake-up timer: %s", strerror(errno));
 }
 
 static gboolean on_insert_settled(gpointer data)
@@ -1008,6 +1016,12 @@ int main(int argc, char **argv)
 	}
 	a.loop = g_main_loop_new(NULL, FALSE);
 	g_queue_init(&a.pending);
+	a.wake_fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (a.wake_fd < 0) {
+		log_msg("Failed to create a timer: %s", strerror(errno));
+		return 1;
+	}
+	a.wake_source = g_unix_fd_add(a.wake_fd, G_IO_IN, on_wake, &a);
 	g_unix_signal_add(SIGTERM, on_signal, &a);
 	g_unix_signal_add(SIGINT, on_signal, &a);
 	a.bus_watch = g_bus_watch_name(G_BUS_TYPE_SESSION, NOTIFICATIONS_NAME,
@@ -1025,8 +1039,8 @@ int main(int argc, char **argv)
 	disconnect(&a, false);
 	if (a.reconnect_source)
 		g_source_remove(a.reconnect_source);
-	if (a.wake_source)
-		g_source_remove(a.wake_source);
+	g_source_remove(a.wake_source);
+	close(a.wake_fd);
 	if (a.insert_source)
 		g_source_remove(a.insert_source);
 	while ((p = g_queue_pop_head(&a.pending)))

@@ -98,10 +98,11 @@ class Env:
     def state_path(self, name):
         return os.path.join(self.tmp, 'state', name)
 
-    def notifier(self, bus, state, path_dir='bin-none', log='notify.log'):
+    def notifier(self, bus, state, path_dir='bin-none', log='notify.log', args=()):
         env = dict(self.env, **bus.env, PATH=os.path.join(self.tmp, path_dir))
         return procs.spawn('keyctl-notify', [NOTIFY, '--socket=' + self.socket,
-                                             '--state-file=' + self.state_path(state)],
+                                             '--state-file=' + self.state_path(state)] +
+                           list(args),
                            env=env, stdout=subprocess.DEVNULL,
                            stderr=open(os.path.join(self.tmp, log), 'a'))
 
@@ -318,6 +319,31 @@ def main():
                       'urgency normal, no buttons')
             check(alice_notes(bus) == [], 'the expiry notification is not repeated')
             check(n.poll() is None, 'notifier still runs')
+            procs.stop(n)
+        e.stop_daemon()
+
+        # The notifier's own timer: with its own thresholds (30,20,...) and Bob's subkey 20 days
+        # and 6 s from expiry on the daemon's clock, the 20-day crossing is 6 s away. The daemon
+        # (thresholds 30,14,...) has nothing to say then; only the notifier's CLOCK_REALTIME
+        # timer can raise it.
+        lead = 12  # covers the daemon's and the notifier's start, even on a sanitised build
+        e.start_daemon(offset=int(b_exp - time.time()) - 20 * DAY - lead)
+        e.wait_ready()
+        with kb.SessionBus() as bus:
+            n = e.notifier(bus, 'own-timer', log='notify-timer.log',
+                           args=['--thresholds=30,20,7,3,1'])
+            first = wait_until(lambda: bob_notes(bus), timeout=20) or []
+            t0 = time.time()
+            both = wait_until(lambda: (lambda b: b if len(b) >= 2 else None)(bob_notes(bus)),
+                              timeout=lead + 20) or first
+            took = time.time() - t0
+            check([x['summary'] for x in both] ==
+                  ['OpenPGP signing subkey expires in 21 days',
+                   'OpenPGP signing subkey expires in 20 days'],
+                  'own thresholds: the 30-day one at start, the 20-day one %.1f s later, with '
+                  'no event from the daemon: %s' % (took, [x['summary'] for x in both]))
+            check(e.records('own-timer').get(b['sig'], (0,))[0] == 20,
+                  'recorded at threshold 20: %s' % (e.records('own-timer').get(b['sig']),))
             procs.stop(n)
         e.stop_daemon()
     return 1 if failures else 0
