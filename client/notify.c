@@ -4,8 +4,9 @@
  * (libnotify) when a subkey crosses an expiry threshold, when a token holding a warned subkey is
  * plugged in, and for audit findings at warning or worse. Each (subject, threshold) is announced
  * once, remembered in notify-state.c's file across restarts and logins. It outlives both of its
- * peers: a daemon that goes away is reconnected to with exponential backoff (1 s to 60 s) and
- * resynced from Watch's "state" reply; notifications made while no notification server owns
+ * peers: a daemon that goes away is waited for (inotify on its socket's directory,
+ * daemon-wait.c; a few retries 1 s to 16 s apart for a socket that is there but does not answer)
+ * and resynced from Watch's "state" reply; notifications made while no notification server owns
  * org.freedesktop.Notifications wait and are shown when one appears (g_bus_watch_name).
  *
  * Does not: compute levels (the daemon does), compose texts (notify-text.c), or poll: every wait
@@ -29,6 +30,7 @@
 #undef MAX
 #include "client.h"
 #include "codec.h"
+#include "daemon-wait.h"
 #include "config-build.h"
 #include "expiry-math.h"
 #include "fileio.h"
@@ -36,6 +38,7 @@
 #include "notify-text.h"
 
 #define BACKOFF_MAX_S 60u
+#define RETRIES_WHILE_WATCHING 5u /* 1, 2, 4, 8, 16 s; then only the socket's appearance */
 #define CONF_FILE_MAX (64u * 1024u) /* keyctld refuses larger ones too */
 #define SNOOZE_S 86400
 #define INSERT_SETTLE_MS 1500 /* let the daemon match a plugged-in card to its keys */
@@ -67,7 +70,10 @@ struct app {
 	/* CLOCK_REALTIME, absolute, cancelled when the clock is set: it fires on time after a
 	 * suspend (a monotonic timeout would not count the sleep) and never in between. */
 	int wake_fd;
-	unsigned backoff;
+	unsigned backoff, retries;
+	int64_t checked_at; /* the daemon's clock at the last check_all() */
+	struct daemon_wait wait; /* armed while the daemon is away */
+	guint wait_source;
 	bool synced; /* the "state" reply of this connection arrived */
 
 	bool server_present, caps_actions, caps_markup;
@@ -83,7 +89,11 @@ static int64_t clock_offset;
 /* The daemon's clock as last seen, so that "in N days" agrees with keyctl-status. */
 static int64_t now_s(void)
 {
-	return (int64_t)time(NULL) + clock_offset;
+	struct timespec ts;
+
+	/* Not time(): it is the coarse clock, a tick behind the moment our timerfd fires at. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec + clock_offset;
 }
 
 _printf_(1, 2) static void log_msg(const char *fmt, ...)
@@ -390,6 +400,7 @@ static void check_all(struct app *a)
 	int64_t now = now_s();
 	bool dirty = false;
 
+	a->checked_at = now;
 	for (size_t i = 0; i < a->status.n_keys; i++)
 		dirty |= check_key(a, &a->status.keys[i], now);
 	for (size_t i = 0; i < a->status.n_findings; i++)
@@ -401,52 +412,26 @@ static void check_all(struct app *a)
 /* Snoozes that ended: shown again when what they were about still holds. */
 static void wake_snoozes(struct app *a, int64_t now)
 {
+	char ended[64][NOTIFY_STATE_ID_MAX];
 	bool dirty = false;
+	size_t n;
 
-	for (size_t i = 0; i < a->state->n; i++) {
-		struct notify_record *r = &a->state->records[i];
-		bool relevant = false;
+	/* An ended snooze forgets the announcement, so that the usual checks (check_all after
+	 * this, or the key's own event when the daemon has not listed it yet) show it again if it
+	 * still holds. Deciding here, against a daemon's state that may not list the key yet,
+	 * would drop it for good. At most 64 at a time; the rest at the next call. */
+	do {
+		n = 0;
+		for (size_t i = 0; i < a->state->n && n < ELEMENTSOF(ended); i++) {
+			const struct notify_record *r = &a->state->records[i];
 
-		if (r->snooze_until == 0 || r->snooze_until > now)
-			continue;
-		r->snooze_until = 0;
-		dirty = true;
-		if (strncmp(r->id, "finding/", 8) == 0) {
-			for (size_t j = 0; j < a->status.n_findings; j++) {
-				const struct finding *f = &a->status.findings[j];
-				char id[NOTIFY_STATE_ID_MAX];
-
-				finding_id(id, sizeof(id), f);
-				if (streq(id, r->id) && f->level == (enum level)r->threshold) {
-					struct pending *p = g_new0(struct pending, 1);
-
-					strcpy_trunc(p->id, sizeof(p->id), id);
-					p->threshold = f->level;
-					p->snoozable = true;
-					notify_text_finding(f, find_key(a, f->key),
-					                    find_token(a, f->token), &p->text);
-					p->details = p->text;
-					g_queue_push_tail(&a->pending, p);
-					break;
-				}
-			}
-			continue;
+			if (r->snooze_until != 0 && r->snooze_until <= now)
+				strcpy_trunc(ended[n++], sizeof(ended[0]), r->id);
 		}
-		for (size_t k = 0; k < a->status.n_keys && !relevant; k++)
-			for (size_t j = 0; j < a->status.keys[k].n_subkeys; j++) {
-				const struct subkey *s = &a->status.keys[k].subkeys[j];
-
-				if (!streq(s->fingerprint, r->id))
-					continue;
-				if (s->level >= LEVEL_NOTICE && s->expires == r->expires &&
-				    subkey_threshold(a, s, now) == (int)r->threshold &&
-				    !pending_has(a, r->id, r->threshold)) {
-					queue_subkey(a, &a->status.keys[k], s, r->threshold, now);
-					relevant = true;
-				}
-				break;
-			}
-	}
+		for (size_t i = 0; i < n; i++)
+			(void)notify_state_clear(a->state, ended[i]);
+		dirty |= n > 0;
+	} while (n == ELEMENTSOF(ended));
 	if (dirty)
 		app_save(a);
 }
@@ -468,7 +453,10 @@ static gboolean on_wake(gint fd, GIOCondition cond, gpointer data)
 /* One timer for the next known moment: a threshold crossed by the clock or a snooze's end. */
 static void rearm_wake(struct app *a)
 {
-	int64_t now = now_s(), next = notify_state_next_snooze(a->state, now);
+	/* From the last check, not from now: a crossing between the two (the clock ticked while we
+	 * worked) is then still ahead of it, and is handled at once rather than skipped. */
+	int64_t now = a->checked_at ? MIN(now_s(), a->checked_at) : now_s();
+	int64_t next = notify_state_next_snooze(a->state, now);
 	struct itimerspec its = { 0 };
 
 	for (size_t i = 0; i < a->status.n_keys; i++)
@@ -632,7 +620,7 @@ static void finding_cleared(struct app *a, const struct finding *f)
 static void adopt_daemon_info(struct app *a, const struct daemon_info *d)
 {
 	if (d->now > 0)
-		clock_offset = d->now - (int64_t)time(NULL);
+		clock_offset = d->now - (now_s() - clock_offset);
 	if (!a->own_thresholds && d->n_thresholds > 0 && d->n_thresholds <= THRESHOLDS_MAX) {
 		memcpy(a->thresholds, d->thresholds, d->n_thresholds * sizeof(unsigned));
 		a->policy.n_thresholds = d->n_thresholds;
@@ -662,6 +650,7 @@ static void handle_event(struct app *a, struct keyctl_event *e)
 		memset(&e->status, 0, sizeof(e->status));
 		a->synced = true;
 		a->backoff = 1;
+		a->retries = 0;
 		a->n_inserted = 0;
 		/* Snoozes that ended while we were not running or the daemon was away. */
 		wake_snoozes(a, now);
@@ -721,10 +710,50 @@ static void disconnect(struct app *a, bool from_fd_callback)
 	a->synced = false;
 }
 
+static gboolean on_socket_event(gint fd, GIOCondition cond, gpointer data);
+
+static void stop_waiting(struct app *a)
+{
+	if (a->wait_source)
+		g_source_remove(a->wait_source);
+	a->wait_source = 0;
+	daemon_wait_done(&a->wait);
+}
+
+/* Watches for the daemon's socket to appear; false when that cannot be done here. */
+static bool start_waiting(struct app *a)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (a->wait_source)
+		return true;
+	r = a->socket ? strcpy_bounded(path, sizeof(path), a->socket)
+	              : varlink_client_socket_path(path, sizeof(path));
+	if (r >= 0)
+		r = daemon_wait_arm(&a->wait, path);
+	if (r < 0) {
+		log_msg("Cannot watch for the daemon's socket (%s); retrying up to every %u s",
+		        strerror(-r), BACKOFF_MAX_S);
+		daemon_wait_done(&a->wait);
+		return false;
+	}
+	a->wait_source = g_unix_fd_add(daemon_wait_fd(&a->wait), G_IO_IN, on_socket_event, a);
+	return true;
+}
+
+/*
+ * The daemon is away. Its socket appearing is the news (the daemon, or systemd's socket unit,
+ * creates it when it starts): no polling. A few retries cover a socket that is there but does
+ * not answer yet; only when the socket cannot be watched do retries go on, up to every 60 s.
+ */
 static void schedule_reconnect(struct app *a)
 {
-	if (a->reconnect_source)
+	bool watching = start_waiting(a);
+
+	if (a->reconnect_source || (watching && a->retries >= RETRIES_WHILE_WATCHING))
 		return;
+	a->retries++;
 	a->reconnect_source = g_timeout_add_seconds(a->backoff, on_reconnect, a);
 	a->backoff = MIN(a->backoff * 2, BACKOFF_MAX_S);
 }
@@ -785,18 +814,55 @@ static int app_connect(struct app *a)
 	return 0;
 }
 
+static void try_connect(struct app *a)
+{
+	int r = app_connect(a);
+
+	if (r >= 0) {
+		stop_waiting(a);
+		return;
+	}
+	if (a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
+		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a->backoff);
+	else if (a->retries == RETRIES_WHILE_WATCHING)
+		log_msg("Daemon not reachable (%s); waiting for its socket", strerror(-r));
+	schedule_reconnect(a);
+}
+
 static gboolean on_reconnect(gpointer data)
 {
 	struct app *a = data;
-	int r;
 
 	a->reconnect_source = 0;
-	r = app_connect(a);
-	if (r < 0) {
-		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a->backoff);
-		schedule_reconnect(a);
-	}
+	try_connect(a);
 	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_socket_event(gint fd, GIOCondition cond, gpointer data)
+{
+	struct app *a = data;
+	int r = daemon_wait_process(&a->wait);
+
+	if (r < 0) {
+		/* The watch broke: fall back to retrying, so we still find the daemon. */
+		log_msg("Watching for the daemon's socket failed: %s", strerror(-r));
+		a->wait_source = 0;
+		daemon_wait_done(&a->wait);
+		a->retries = 0;
+		schedule_reconnect(a);
+		return G_SOURCE_REMOVE;
+	}
+	if (r == 1 && !a->client) {
+		/* Appeared: connect now, with a fresh series of retries should it not answer yet.
+		 */
+		if (a->reconnect_source)
+			g_source_remove(a->reconnect_source);
+		a->reconnect_source = 0;
+		a->backoff = 1;
+		a->retries = 0;
+		try_connect(a);
+	}
+	return G_SOURCE_CONTINUE;
 }
 
 static gboolean on_signal(gpointer data)
@@ -938,6 +1004,7 @@ int main(int argc, char **argv)
 	int c, r;
 
 	memcpy(a.thresholds, defaults, sizeof(defaults));
+	daemon_wait_init(&a.wait);
 	a.policy = (struct expiry_policy){ .thresholds = a.thresholds,
 		                           .n_thresholds = ELEMENTSOF(defaults),
 		                           .warning_days = 14,
@@ -1028,17 +1095,14 @@ int main(int argc, char **argv)
 	                               G_BUS_NAME_WATCHER_FLAGS_NONE, on_name_appeared,
 	                               on_name_vanished, &a, NULL);
 
-	r = app_connect(&a);
-	if (r < 0) {
-		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a.backoff);
-		schedule_reconnect(&a);
-	}
+	try_connect(&a);
 	g_main_loop_run(a.loop);
 
 	g_bus_unwatch_name(a.bus_watch);
 	disconnect(&a, false);
 	if (a.reconnect_source)
 		g_source_remove(a.reconnect_source);
+	stop_waiting(&a);
 	g_source_remove(a.wake_source);
 	close(a.wake_fd);
 	if (a.insert_source)
