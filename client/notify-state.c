@@ -254,12 +254,15 @@ int notify_state_put(struct notify_state *s, const char *id, unsigned threshold,
 	return 0;
 }
 
-size_t notify_state_clear(struct notify_state *s, const char *id)
+/* Removes the records drop() picks, keeping the others in order. Returns how many went. */
+static size_t drop_records(struct notify_state *s,
+                           bool (*drop)(const struct notify_record *r, const void *arg),
+                           const void *arg)
 {
 	size_t kept = 0, n = s->n;
 
 	for (size_t i = 0; i < n; i++) {
-		if (streq(s->records[i].id, id))
+		if (drop(&s->records[i], arg))
 			continue;
 		if (kept != i)
 			s->records[kept] = s->records[i];
@@ -267,6 +270,26 @@ size_t notify_state_clear(struct notify_state *s, const char *id)
 	}
 	s->n = kept;
 	return n - kept;
+}
+
+static bool has_id(const struct notify_record *r, const void *id)
+{
+	return streq(r->id, id);
+}
+
+size_t notify_state_clear(struct notify_state *s, const char *id)
+{
+	return drop_records(s, has_id, id);
+}
+
+static bool snooze_ended(const struct notify_record *r, const void *now)
+{
+	return r->snooze_until != 0 && r->snooze_until <= *(const int64_t *)now;
+}
+
+size_t notify_state_end_snoozes(struct notify_state *s, int64_t now)
+{
+	return drop_records(s, snooze_ended, &now);
 }
 
 int notify_state_check_subkey(struct notify_state *s, const char *fpr, int64_t expires,

@@ -82,5 +82,9 @@ size_t notify_state_clear(struct notify_state *s, const char *id);
 int notify_state_check_subkey(struct notify_state *s, const char *fpr, int64_t expires,
                               enum level level, int threshold, bool *ret_changed);
 
+/* Drops the records whose snooze ended by now, so that what they announced is news again if
+ * it still holds when next checked. Returns how many went. */
+size_t notify_state_end_snoozes(struct notify_state *s, int64_t now);
+
 /* The earliest snooze end after now; 0 when none. */
 int64_t notify_state_next_snooze(const struct notify_state *s, int64_t now);

@@ -409,30 +409,15 @@ static void check_all(struct app *a)
 		app_save(a);
 }
 
-/* Snoozes that ended: shown again when what they were about still holds. */
+/*
+ * Snoozes that ended: the announcement is forgotten, so the usual checks (check_all after this,
+ * or the key's own event when the daemon has not listed it yet) show it again if it still
+ * holds. Deciding here, against a daemon state that may not list the key yet, would drop it
+ * for good.
+ */
 static void wake_snoozes(struct app *a, int64_t now)
 {
-	char ended[64][NOTIFY_STATE_ID_MAX];
-	bool dirty = false;
-	size_t n;
-
-	/* An ended snooze forgets the announcement, so that the usual checks (check_all after
-	 * this, or the key's own event when the daemon has not listed it yet) show it again if it
-	 * still holds. Deciding here, against a daemon's state that may not list the key yet,
-	 * would drop it for good. At most 64 at a time; the rest at the next call. */
-	do {
-		n = 0;
-		for (size_t i = 0; i < a->state->n && n < ELEMENTSOF(ended); i++) {
-			const struct notify_record *r = &a->state->records[i];
-
-			if (r->snooze_until != 0 && r->snooze_until <= now)
-				strcpy_trunc(ended[n++], sizeof(ended[0]), r->id);
-		}
-		for (size_t i = 0; i < n; i++)
-			(void)notify_state_clear(a->state, ended[i]);
-		dirty |= n > 0;
-	} while (n == ELEMENTSOF(ended));
-	if (dirty)
+	if (notify_state_end_snoozes(a->state, now) > 0)
 		app_save(a);
 }
 

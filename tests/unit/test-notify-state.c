@@ -162,6 +162,27 @@ TEST(put_find_clear)
 	ASSERT_EQ(notify_state_clear(s, FPR), 0);
 }
 
+TEST(end_snoozes)
+{
+	_cleanup_(notify_state_freep) struct notify_state *s = NULL;
+
+	ASSERT_OK(notify_state_new(&s));
+	ASSERT_OK(notify_state_put(s, FPR, 30, 1000, 0));
+	ASSERT_OK(notify_state_put(s, FPR, 14, 1000, 300));
+	ASSERT_OK(notify_state_put(s, "other", 7, 2000, 500));
+	ASSERT_EQ(notify_state_end_snoozes(s, 299), 0);
+	ASSERT_EQ(s->n, 3);
+	/* Only the record whose snooze ended goes; the other threshold of that subkey stays. */
+	ASSERT_EQ(notify_state_end_snoozes(s, 300), 1);
+	ASSERT_EQ(s->n, 2);
+	ASSERT_TRUE(notify_state_find(s, FPR, 14) == NULL);
+	ASSERT_TRUE(notify_state_find(s, FPR, 30) != NULL);
+	ASSERT_TRUE(notify_state_find(s, "other", 7) != NULL);
+	ASSERT_EQ(notify_state_end_snoozes(s, 10000), 1);
+	ASSERT_EQ(s->n, 1);
+	ASSERT_STREQ(s->records[0].id, FPR);
+}
+
 TEST(check_subkey)
 {
 	_cleanup_(notify_state_freep) struct notify_state *s = NULL;
@@ -271,6 +292,7 @@ int main(void)
 	RUN(parse_malformed);
 	RUN(parse_bounds);
 	RUN(put_find_clear);
+	RUN(end_snoozes);
 	RUN(check_subkey);
 	RUN(save_load);
 	RUN(default_path);
