@@ -71,15 +71,6 @@ int daemon_wait_arm(struct daemon_wait *w, const char *path)
 	return watch_nearest(w);
 }
 
-/* Whether name is the step of path just below dir. */
-static bool on_the_way(const struct daemon_wait *w, const char *name)
-{
-	const char *step = w->path + (streq(w->dir, "/") ? 1 : strlen(w->dir) + 1);
-	size_t n = strcspn(step, "/");
-
-	return strlen(name) == n && strncmp(name, step, n) == 0;
-}
-
 int daemon_wait_process(struct daemon_wait *w)
 {
 	alignas(struct inotify_event) char buf[4096];
@@ -108,7 +99,7 @@ int daemon_wait_process(struct daemon_wait *w)
 				lost = moved = true;
 			else if (ev->mask & IN_Q_OVERFLOW)
 				moved = true;
-			else if (ev->len > 0 && on_the_way(w, ev->name))
+			else if (ev->len > 0 && path_is_next_step(w->path, w->dir, ev->name))
 				moved = true;
 			off += (ssize_t)(sizeof(struct inotify_event) + ev->len);
 		}

@@ -788,15 +788,6 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* The component of home just below dir (dir is an ancestor of home), for matching events. */
-static const char *component_below(const char *home, const char *dir, size_t *ret_len)
-{
-	const char *c = home + (streq(dir, "/") ? 1 : strlen(dir) + 1);
-
-	*ret_len = strcspn(c, "/");
-	return c;
-}
-
 /* Watches the nearest existing parent of the missing home. A directory on the way may be
  * created between looking and watching: look again after each new watch (a few times; an
  * event on the new watch covers what changes after that). */
@@ -869,12 +860,9 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	struct keyring_watch *w = userdata;
 
 	if (s == w->inotify_parent) {
-		size_t n;
-		const char *c = component_below(w->home, w->parent_dir, &n);
-
 		if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
 			w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		else if (ev->len == 0 || strlen(ev->name) != n || strncmp(ev->name, c, n) != 0)
+		else if (ev->len == 0 || !path_is_next_step(w->home, w->parent_dir, ev->name))
 			return 0; /* something else appeared beside the way to the home */
 		/* Listing only once the home is there: gpg on a missing home is a wasted run. */
 		if (watches_ensure(w))

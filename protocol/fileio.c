@@ -76,6 +76,14 @@ int path_nearest_dir(const char *path, char *dir, size_t size)
 	}
 }
 
+bool path_is_next_step(const char *path, const char *dir, const char *name)
+{
+	const char *step = path + (streq(dir, "/") ? 1 : strlen(dir) + 1);
+	size_t n = strcspn(step, "/");
+
+	return strlen(name) == n && strncmp(name, step, n) == 0;
+}
+
 int mkdir_parents(const char *dir, mode_t mode)
 {
 	char buf[PATH_MAX];

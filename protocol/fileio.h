@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -20,6 +21,9 @@ int file_read_bounded(const char *path, size_t max, uint8_t **ret, size_t *ret_n
  * What to watch with inotify for path to appear. Returns 0, -EINVAL for a relative path,
  * -ENAMETOOLONG when path does not fit in size. */
 int path_nearest_dir(const char *path, char *dir, size_t size);
+/* Whether name (an inotify event's) is the step of path just below dir, an ancestor of path
+ * as path_nearest_dir() gave it: the one creation on the way to path. */
+bool path_is_next_step(const char *path, const char *dir, const char *name);
 
 /* mkdir -p with mode for every directory it creates. */
 int mkdir_parents(const char *dir, mode_t mode);
