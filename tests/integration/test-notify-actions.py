@@ -231,6 +231,8 @@ def main():
             n = e.notifier(bus, 'snooze', log='notify-snooze.log')
             notes = wait_until(lambda: alice_notes(bus))
             check(len(notes) == 1, 'the snooze notifier shows the notification')
+            # Records are saved just after the notification goes out: give them a moment.
+            wait_until(lambda: e.records('snooze').get(a['sig']), timeout=10)
             rec = e.records('snooze').get(a['sig'])
             check(rec is not None and rec[0] == 7 and rec[1] == a_exp and rec[2] == 0,
                   'recorded: threshold 7, its expiry, not snoozed: %s' % (rec,))
@@ -281,6 +283,7 @@ def main():
                   % (want, [x['summary'] for x in again]))
             check(len(again) == 1 and again[0]['actions'][::2] == ['snooze', 'details'],
                   'again with both buttons')
+            wait_until(lambda: e.records('snooze').get(a['sig']) == (7, a_exp, 0), timeout=10)
             recs = e.records('snooze')
             check(recs.get(a['sig']) == (7, a_exp, 0), 'the snooze is cleared: %s'
                   % (recs.get(a['sig']),))
@@ -342,6 +345,7 @@ def main():
                    'OpenPGP signing subkey expires in 20 days'],
                   'own thresholds: the 30-day one at start, the 20-day one %.1f s later, with '
                   'no event from the daemon: %s' % (took, [x['summary'] for x in both]))
+            wait_until(lambda: e.records('own-timer').get(b['sig'], (0,))[0] == 20, timeout=10)
             check(e.records('own-timer').get(b['sig'], (0,))[0] == 20,
                   'recorded at threshold 20: %s' % (e.records('own-timer').get(b['sig']),))
             procs.stop(n)
