@@ -314,7 +314,8 @@ int codec_openpgp_card_to_json(const struct openpgp_card *c, json_object **ret)
 	    put_int(pins, "rc", c->pin_retries[1]) < 0 ||
 	    put_int(pins, "pw3", c->pin_retries[2]) < 0)
 		return -ENOMEM;
-	if (put_str(o, "url", c->url) < 0 || put_str(o, "cardholder", c->cardholder) < 0)
+	if (put_str(o, "url", c->url) < 0 || put_str(o, "cardholder", c->cardholder) < 0 ||
+	    put_int(o, "key_slots", c->key_slots) < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
@@ -372,6 +373,7 @@ static const struct varlink_field openpgp_card_table[] = {
 	F_CB("pin_retries", struct openpgp_card, pin_retries, M, dispatch_pins),
 	F_STR(struct openpgp_card, url, M),
 	F_STR(struct openpgp_card, cardholder, M),
+	F_TYPE(struct openpgp_card, key_slots, VARLINK_UINT8, N),
 	{},
 };
 
@@ -406,7 +408,8 @@ int codec_token_to_json(const struct token *t, json_object **ret)
 	}
 	if (put_str(o, "read_path", read_path_to_string(t->read_path)) < 0 ||
 	    put_bool(o, "counter_went_down", t->counter_went_down) < 0 ||
-	    put_str(o, "error", t->error) < 0)
+	    put_bool(o, "serial_unique", !t->serial_shared) < 0 ||
+	    put_str(o, "openpgp_error", t->openpgp.error) < 0 || put_str(o, "error", t->error) < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
@@ -415,13 +418,38 @@ int codec_token_to_json(const struct token *t, json_object **ret)
 static int dispatch_openpgp(json_object *v, void *field, void *userdata)
 {
 	struct token *t = field;
+	char error[sizeof(t->openpgp.error)];
 	int r;
 
+	/* openpgp_error lives in the same struct and may have been decoded first. */
+	memcpy(error, t->openpgp.error, sizeof(error));
 	r = codec_openpgp_card_from_json(v, &t->openpgp);
 	if (r < 0)
 		return r;
+	memcpy(t->openpgp.error, error, sizeof(error));
 	t->has_openpgp = true;
 	return 0;
+}
+
+static int dispatch_serial_unique(json_object *v, void *field, void *userdata)
+{
+	struct token *t = field;
+
+	if (!json_object_is_type(v, json_type_boolean))
+		return -EBADMSG;
+	t->serial_shared = !json_object_get_boolean(v);
+	return 0;
+}
+
+/* Carried on the token (it says why the openpgp object is partial, or absent), kept with it. */
+static int dispatch_openpgp_error(json_object *v, void *field, void *userdata)
+{
+	struct token *t = field;
+
+	if (!json_object_is_type(v, json_type_string))
+		return -EBADMSG;
+	return strcpy_bounded(t->openpgp.error, sizeof(t->openpgp.error),
+	                      json_object_get_string(v));
 }
 
 static const struct varlink_field token_table[] = {
@@ -440,6 +468,8 @@ static const struct varlink_field token_table[] = {
 	{ "openpgp", VARLINK_CUSTOM, N, 0, 0, dispatch_openpgp },
 	F_CB("read_path", struct token, read_path, M, dispatch_read_path),
 	F_BOOL(struct token, counter_went_down),
+	{ "serial_unique", VARLINK_CUSTOM, N, 0, 0, dispatch_serial_unique },
+	{ "openpgp_error", VARLINK_CUSTOM, N, 0, 0, dispatch_openpgp_error },
 	F_STR(struct token, error, M),
 	{},
 };

@@ -116,6 +116,12 @@ struct openpgp_card {
 	uint8_t pin_retries[3]; /* PW1, RC, PW3 */
 	char url[URL_MAX];
 	char cardholder[CARDHOLDER_MAX];
+	/* Fingerprint slots in C5: 3, or 4 where the card has an attestation key (YubiKey >= 5.2);
+	 * 0 when C5 could not be read. */
+	uint8_t key_slots;
+	/* What could not be read, and which data object ("C5: 50 bytes, not 3 or 4
+	 * fingerprints"); "" when everything was read. The rest of the struct is still valid. */
+	char error[ERROR_TEXT_MAX];
 };
 
 struct token {
@@ -133,6 +139,10 @@ struct token {
 	struct openpgp_card openpgp;
 	enum read_path read_path;
 	bool counter_went_down; /* signature counter lower than last seen for this serial */
+	/* The card's serial is one many cards share (00000000 on unpersonalised cards, or a
+	 * test-card manufacturer id): the id then names the reader too, so two such cards stay
+	 * two tokens. */
+	bool serial_shared;
 	char error[ERROR_TEXT_MAX]; /* why the token could not be read fully; "" when fine */
 };
 

@@ -141,20 +141,23 @@ class Transcript:
             f.write(seed)
 
 
-def read_card(tr, card, uif_answers=None):
+def read_card(tr, card, uif_answers=None, optional=True):
     tr.comment("SELECT the OpenPGP application by its RID + application byte")
     tr.send(SELECT)
-    tr.comment("GET DATA 4F: the AID (version, manufacturer, serial)")
-    tr.send("00CA004F00", aid(card))
-    if card["manufacturer"] == 0x0006:
-        tr.comment("Yubico GET VERSION, BCD major.minor.patch")
-        tr.send("00F1000000", bytes.fromhex(card["firmware"]))
-    tr.comment("GET DATA 6E: application related data")
+    tr.comment("GET DATA 6E: application related data (the AID, C1-C5, CD, and D6-D8 on new cards)")
     tr.send("00CA006E00", app_related(card))
     if not card.get("uif_in_6e"):
         tr.comment("6E had no user interaction flags: ask for D6, D7, D8 one by one")
         for tag in ("D6", "D7", "D8"):
             tr.send("00CA00" + tag + "00", b"", uif_answers or 0x6A88)
+    if card["manufacturer"] == 0x0006:
+        tr.comment("Yubico GET VERSION, BCD major.minor.patch")
+        tr.send("00F1000000", bytes.fromhex(card["firmware"]))
+    if optional:
+        read_optional(tr, card)
+
+
+def read_optional(tr, card):
     tr.comment("GET DATA 7A: security support template (signature counter)")
     tr.send("00CA007A00", security(card))
     tr.comment("GET DATA 65: cardholder related data")
@@ -232,38 +235,42 @@ def main():
     read_card(tr, CHAINING)
     tr.write()
 
-    tr = Transcript("wrong-le", "Card answering 6Cxx (wrong Le) to GET DATA 4F: resent once with "
+    tr = Transcript("wrong-le", "Card answering 6Cxx (wrong Le) to GET DATA 6E: resent once with "
                     "the Le it asked for")
     tr.comment("SELECT")
     tr.send(SELECT)
-    tr.comment("GET DATA 4F with Le=00 is refused with 6C10; the same with Le=10 works")
-    tr.lines.append("> 00 CA 00 4F 00")
-    tr.answer(bytes([0x6C, 0x10]))
-    tr.send("00CA004F10", aid(NITROKEY))
+    data = app_related(NITROKEY)
+    tr.comment(f"GET DATA 6E with Le=00 is refused with 6C{len(data):02X}; the same with that Le works")
+    tr.lines.append("> 00 CA 00 6E 00")
+    tr.answer(bytes([0x6C, len(data)]))
+    tr.send(f"00CA006E{len(data):02X}", data)
     tr.comment("then the normal read")
-    tr.send("00CA006E00", app_related(NITROKEY))
     for tag in ("D6", "D7", "D8"):
         tr.send("00CA00" + tag + "00", b"", 0x6A88)
-    tr.send("00CA007A00", security(NITROKEY))
-    tr.send("00CA006500", cardholder(NITROKEY))
-    tr.send("00CA5F5000", b"")
+    read_optional(tr, NITROKEY)
     tr.write()
 
     tr = Transcript("no-openpgp", "A card without the OpenPGP application (a PIV-only token)")
     tr.send(SELECT, b"", 0x6A82)
     tr.write()
 
-    tr = Transcript("malformed-6e", "6E whose C5 claims 60 bytes and has 20: -EBADMSG")
+    tr = Transcript("malformed-6e", "6E whose C5 claims 60 bytes and has 20: the rest is still "
+                    "read, C5 asked for alone (6A88), and the read fails with -EBADMSG")
     tr.send(SELECT)
-    tr.send("00CA004F00", aid(NITROKEY))
     tr.send("00CA006E00", app_related(NITROKEY, truncate=True))
+    tr.comment("C5 and CD were cut off in 6E: asked for on their own, and the card has neither")
+    tr.send("00CA00C500", b"", 0x6A88)
+    tr.send("00CA00CD00", b"", 0x6A88)
+    for tag in ("D6", "D7", "D8"):
+        tr.send("00CA00" + tag + "00", b"", 0x6A88)
+    read_optional(tr, NITROKEY)
     tr.write()
 
-    tr = Transcript("unplugged", "YubiKey pulled out while 6E was being read: -ENODEV")
+    tr = Transcript("unplugged", "YubiKey pulled out while 7A was being read: -ENODEV")
     tr.send(SELECT)
-    tr.send("00CA004F00", aid(YUBIKEY))
+    tr.send("00CA006E00", app_related(YUBIKEY))
     tr.send("00F1000000", bytes.fromhex("050403"))
-    tr.fail("00CA006E00", "ENODEV")
+    tr.fail("00CA007A00", "ENODEV")
     tr.write()
 
     # Raw data objects: seeds for both fuzzers (card-openpgp's parsers get the whole input too).

@@ -50,7 +50,7 @@ static void check(const struct openpgp_card *c)
 {
 	if (!TERMINATED(c->aid) || !TERMINATED(c->version) || !TERMINATED(c->manufacturer) ||
 	    !TERMINATED(c->serial) || !TERMINATED(c->firmware) || !TERMINATED(c->url) ||
-	    !TERMINATED(c->cardholder))
+	    !TERMINATED(c->cardholder) || !TERMINATED(c->error) || c->key_slots > 4)
 		__builtin_trap();
 	for (int s = 0; s < SLOT_MAX; s++)
 		if (!TERMINATED(c->slots[s].fingerprint) || !TERMINATED(c->slots[s].algorithm) ||
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&c, 0, sizeof(c));
 	(void)card_parse_aid(data, size, &c);
-	(void)card_parse_application_data(data, size, &c);
+	(void)card_parse_application_data(data, size, &c, NULL);
 	(void)card_parse_security_template(data, size, &c);
 	(void)card_parse_cardholder(data, size, &c);
 	(void)card_parse_url(data, size, &c);
