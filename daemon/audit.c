@@ -198,6 +198,10 @@ static struct finding *add(struct ctx *x, const char *rule, enum level level, co
 		x->f = nf;
 		x->allocated = m;
 	}
+	/* A subkey's finding names the token that holds it (its message says "on YubiKey #..."),
+	 * so that clients can tie the two. */
+	if (!t && s && !isempty(s->token_id))
+		t = token_by_id(x, s->token_id);
 	f = &x->f[x->n++];
 	memset(f, 0, sizeof(*f));
 	strcpy_trunc(f->rule, sizeof(f->rule), rule);

@@ -317,8 +317,10 @@ static void token_merge(const struct sighting *usb, const struct sighting *pcsc,
 			ret->read_path = p->read_path;
 			/* Only a YubiKey's USB serial is its card's serial; other makers' USB
 			 * serials are not, and the card's is the one GnuPG and people use. */
-			if (!*ret->serial || (ret->kind != TOKEN_KIND_YUBIKEY && *p->serial))
+			if (!*ret->serial || (ret->kind != TOKEN_KIND_YUBIKEY && *p->serial)) {
 				memcpy(ret->serial, p->serial, sizeof(ret->serial));
+				ret->serial_shared = p->serial_shared;
+			}
 			if (!*ret->firmware)
 				memcpy(ret->firmware, p->firmware, sizeof(ret->firmware));
 			if (!*ret->model)
@@ -330,7 +332,12 @@ static void token_merge(const struct sighting *usb, const struct sighting *pcsc,
 	}
 
 	memset(ret->id, 0, sizeof(ret->id));
-	if (*ret->serial)
+	if (*ret->serial && ret->serial_shared)
+		/* Two cards with the same default serial stay two tokens: the reader names which.
+		 */
+		snprintf(ret->id, sizeof(ret->id), "%s-%s-r%08x", token_kind_to_string(ret->kind),
+		         ret->serial, hash_string((pcsc ? pcsc : any)->handle));
+	else if (*ret->serial)
 		snprintf(ret->id, sizeof(ret->id), "%s-%s", token_kind_to_string(ret->kind),
 		         ret->serial);
 	else
@@ -678,8 +685,13 @@ size_t model_findings(const struct model *m, const struct finding **ret)
 
 static bool finding_same_subject(const struct finding *a, const struct finding *b)
 {
-	return streq(a->rule, b->rule) && streq(a->key, b->key) && streq(a->subkey, b->subkey) &&
-	       streq(a->token, b->token);
+	if (!streq(a->rule, b->rule) || !streq(a->key, b->key) || !streq(a->subkey, b->subkey))
+		return false;
+	/* A subkey's finding learns its token when the card is read after the keyring: that is
+	 * the same finding, reworded. Two tokens holding the same subkey stay two findings. */
+	if (*a->subkey && (!*a->token || !*b->token))
+		return true;
+	return streq(a->token, b->token);
 }
 
 static const struct finding *finding_find(const struct finding *list, size_t n,

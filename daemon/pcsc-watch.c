@@ -176,6 +176,10 @@ void pcsc_token_from_card(const char *reader, const struct openpgp_card *c, stru
 		strcpy_trunc(t->serial, sizeof(t->serial), s);
 	} else
 		strcpy_trunc(t->serial, sizeof(t->serial), c->serial);
+	/* A serial every unpersonalised card of its kind has, or one from a test-card range, does
+	 * not name one card (tests/data/cards: SmartPGP's 00000000, Nitrokey 3's early 0000). */
+	t->serial_shared = streq(c->serial, "00000000") || streq(c->serial, "FFFFFFFF") ||
+	                   c->manufacturer_id == 0x0000 || c->manufacturer_id == 0xffff;
 	if (t->kind == TOKEN_KIND_YUBIKEY && !t->model[0])
 		strcpy_trunc(t->model, sizeof(t->model), "YubiKey");
 	if (c->firmware[0])
@@ -529,6 +533,10 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 		if (r == -EBUSY || (r < 0 && scd_err[0]))
 			snprintf(t->error, sizeof(t->error), "card held by another program; %s",
 			         scd_err[0] ? scd_err : "scdaemon could not read it");
+		else if (r < 0 && card->error[0] && r != -ENODEV && r != -ETIMEDOUT &&
+		         r != -ECONNRESET && r != -EPROTO)
+			/* The reader said what and which data object: more than an errno. */
+			strcpy_trunc(t->error, sizeof(t->error), card->error);
 		else if (r < 0)
 			read_error_text(r, sw, t->error, sizeof(t->error));
 	}

@@ -200,6 +200,8 @@ TEST(subkey_expiring)
 	ASSERT_STREQ(f->hint, "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG);
 	ASSERT_STREQ(f->key, FPR_PRI);
 	ASSERT_STREQ(f->subkey, FPR_SIG);
+	/* the message names the token: so does the finding */
+	ASSERT_STREQ(f->token, w.tokens[0].id);
 	w.subs[1].expires = NOW + 2 * DAY;
 	world_run(&w, NULL);
 	ASSERT_EQ(get(&w, "subkey-expiring")->level, LEVEL_CRITICAL);

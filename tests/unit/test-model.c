@@ -437,9 +437,36 @@ TEST(absent_tokens_are_bounded)
 	ASSERT_STREQ(tokens[0].serial, "00000010");
 }
 
+/* Two unpersonalised cards with the default serial 00000000 (SmartPGP, tests/data/cards) in
+ * two readers: two tokens, and the token says its serial is not unique. */
+TEST(shared_serials_stay_two_tokens)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	const struct token *tokens;
+	struct token a = {}, b = {};
+
+	ASSERT_OK(model_new(&m));
+	for (int i = 0; i < 2; i++) {
+		struct token *t = i ? &b : &a;
+
+		t->kind = TOKEN_KIND_OPENPGP_CARD;
+		strcpy_trunc(t->serial, sizeof(t->serial), "00000000");
+		t->serial_shared = true;
+		t->has_openpgp = true;
+		strcpy_trunc(t->openpgp.serial, sizeof(t->openpgp.serial), "00000000");
+	}
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Generic Reader 00 00", &a, 1));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "Generic Reader 01 00", &b, 1));
+	ASSERT_EQ(model_tokens(m, &tokens), 2);
+	ASSERT_TRUE(!streq(tokens[0].id, tokens[1].id));
+	ASSERT_TRUE(strncmp(tokens[0].id, "openpgp-card-00000000-r", 23) == 0);
+	ASSERT_TRUE(tokens[0].serial_shared && tokens[1].serial_shared);
+}
+
 int main(void)
 {
 	RUN(usb_and_card_are_one_token);
+	RUN(shared_serials_stay_two_tokens);
 	RUN(serialless_usb_pairs_with_only_reader);
 	RUN(nitrokey_usb_serial_differs_from_card);
 	RUN(counter_going_down_is_flagged);
