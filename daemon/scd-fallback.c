@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Reads the OpenPGP card through scdaemon when scdaemon holds it: an Assuan session with gpg-agent
- * (gpgme, GPGME_PROTOCOL_ASSUAN) sending "SCD SERIALNO openpgp" and "SCD GETATTR <name>" for the
- * fields keyctl shows, and a pure parser of the status lines scdaemon answers with (formats of
- * GnuPG 2.2/2.4 scd/app-openpgp.c, values percent-plus escaped by scd/command.c). gpg-agent is
- * started the way GnuPG starts it (`gpgconf --launch gpg-agent`), only when a read needs it.
- * The session runs on a helper thread so that a hung agent costs the caller SCD_TIMEOUT_MS, not
- * forever; the helper finishes on its own and frees what it owns.
+ * (gpgme, GPGME_PROTOCOL_ASSUAN) sending "SCD SERIALNO openpgp", then card-openpgp.c's own read
+ * with "SCD APDU <hex>" as its transport (GET DATA and GET RESPONSE only: the parser and the
+ * fields are those of our PC/SC read, touch policy included); where scdaemon will not pass APDUs,
+ * "SCD GETATTR <name>" for the fields keyctl shows, and a pure parser of the status lines scdaemon
+ * answers with (formats of GnuPG 2.2/2.4 scd/app-openpgp.c, values percent-plus escaped by
+ * scd/command.c). gpg-agent is started the way GnuPG starts it (`gpgconf --launch gpg-agent`), only
+ * when a read needs it. The session runs on a helper thread so that a hung agent costs the caller
+ * SCD_TIMEOUT_MS, not forever; the helper finishes on its own and frees what it owns.
  *
  * Never sends a command that could ask for a PIN or touch: no PKSIGN, PKDECRYPT, PKAUTH,
- * CHECKPIN, PASSWD, LEARN --force; the command list is fixed below.
+ * CHECKPIN, PASSWD, LEARN --force; the command list is fixed below, and SCD APDU carries only
+ * the instructions scd_transmit() lets through (no SELECT, VERIFY or write).
  * With several cards, scdaemon answers for the card it has selected; we cannot name the reader.
  *
  * Does not: talk PC/SC, read the keyring, or log.
@@ -175,31 +178,22 @@ static int parse_hex_upper(const uint8_t *p, size_t n, char *out, size_t size)
 	return 0;
 }
 
-/* OpenPGP card 3.4, 4.2.1: D2 76 00 01 24 | 01 | version (2) | manufacturer (2) | serial (4) |
- * RFU (2). */
+/* The full AID as hex (GnuPG's card serial number), decoded by the one AID parser both read
+ * paths share. */
 static int parse_serialno(const uint8_t *p, size_t n, struct openpgp_card *c)
 {
-	static const char rid[] = "D27600012401";
-	char hex[33];
 	uint8_t b[16];
-	int r;
 
-	if (n != 32)
+	if (n != 2 * sizeof(b))
 		return -EBADMSG;
-	r = parse_hex_upper(p, n, hex, sizeof(hex));
-	if (r < 0)
-		return r;
-	if (memcmp(hex, rid, strlen(rid)) != 0)
-		return -EBADMSG;
-	for (size_t i = 0; i < 16; i++)
-		b[i] = (uint8_t)(hexval((uint8_t)hex[2 * i]) << 4 |
-		                 hexval((uint8_t)hex[2 * i + 1]));
-	memcpy(c->aid, hex, sizeof(hex));
-	snprintf(c->version, sizeof(c->version), "%u.%u", b[6], b[7]);
-	c->manufacturer_id = (uint16_t)(b[8] << 8 | b[9]);
-	memcpy(c->serial, hex + 20, 8);
-	c->serial[8] = 0;
-	return 0;
+	for (size_t i = 0; i < sizeof(b); i++) {
+		int hi = hexval(p[2 * i]), lo = hexval(p[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EBADMSG;
+		b[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return card_parse_aid(b, sizeof(b), c);
 }
 
 /* "Ed25519", "Curve25519", "nistp256", "NIST P-256", "brainpoolP256r1" -> keyctl's names. */
@@ -293,16 +287,13 @@ int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *card)
 		return parse_serialno(w, wn, card);
 	}
 	if (word_is(kw, kwn, "MANUFACTURER")) {
-		char name[sizeof(card->manufacturer)];
-
+		/* The name is ours, from the id: GnuPG 2.2's table lacks makers added since (it
+		 * says "unknown" for Nitrokey's 000F), and both paths must name a card alike. */
 		if (!next_word(&c, &w, &wn) || parse_u64(w, wn, 0xffff, &v) < 0)
 			return -EBADMSG;
-		rest(&c, &w, &wn);
-		r = unescape_text(w, wn, name, sizeof(name));
-		if (r < 0)
-			return r;
 		card->manufacturer_id = (uint16_t)v;
-		memcpy(card->manufacturer, name, sizeof(name));
+		card_manufacturer_format(card->manufacturer_id, card->manufacturer,
+		                         sizeof(card->manufacturer));
 		return 0;
 	}
 	if (word_is(kw, kwn, "KEY-FPR")) {
@@ -366,16 +357,21 @@ int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *card)
 		return card_parse_cardholder(tlv, (size_t)k + 2, card);
 	}
 	if (word_is(kw, kwn, "PUBKEY-URL")) {
+		/* The raw DO 5F50, checked by the same rule as our own read's. */
+		uint8_t raw[URL_MAX];
+		int k;
+
 		rest(&c, &w, &wn);
-		return unescape_text(w, wn, card->url, sizeof(card->url));
+		k = unescape(w, wn, raw, sizeof(raw), true);
+		if (k < 0)
+			return k;
+		return card_parse_url(raw, (size_t)k, card);
 	}
 	if (word_is(kw, kwn, "KEY-ATTR"))
 		return parse_key_attr(&c, card);
 	if (kwn == 5 && memcmp(kw, "UIF-", 4) == 0 && kw[4] >= '1' && kw[4] <= '3') {
-		/* The raw DO D6..D8 (OpenPGP card 3.4, 4.4.3.6): policy byte, feature byte. */
-		static const enum touch_policy policies[] = {
-			TOUCH_OFF, TOUCH_ON, TOUCH_FIXED, TOUCH_CACHED, TOUCH_CACHED_FIXED,
-		};
+		/* The raw DO D6..D8 (OpenPGP card 3.4, 4.4.3.6): policy byte, feature byte; a
+		 * policy byte no spec defines yet is "unknown", as on our own read. */
 		uint8_t raw[2];
 		int k;
 
@@ -384,9 +380,9 @@ int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *card)
 		k = unescape(w, wn, raw, sizeof(raw), false);
 		if (k < 0)
 			return k == -EMSGSIZE ? -EBADMSG : k;
-		if (k != 2 || raw[0] >= ELEMENTSOF(policies))
+		if (k != 2)
 			return -EBADMSG;
-		card->slots[slot].touch = policies[raw[0]];
+		card->slots[slot].touch = card_touch_from_uif(raw, (size_t)k);
 		return 0;
 	}
 	return 0; /* a keyword we did not ask for: scdaemon may add more over time */
@@ -511,6 +507,11 @@ struct scd_job {
 	/* status-callback state */
 	int parse_error;
 	char parse_keyword[24];
+	/* the answer to one SCD APDU, collected from D lines */
+	gpgme_ctx_t ctx;
+	uint8_t apdu_resp[CARD_RESPONSE_MAX + 2];
+	size_t apdu_len;
+	bool apdu_overflow, apdu_refused;
 };
 
 static gpgme_error_t on_status(void *opaque, const char *status, const char *args)
@@ -535,6 +536,86 @@ static gpgme_error_t on_status(void *opaque, const char *status, const char *arg
 static gpgme_error_t on_data(void *opaque, const void *data, size_t len)
 {
 	return 0; /* GETATTR answers in status lines; D lines are not expected and ignored */
+}
+
+static gpgme_error_t on_apdu_data(void *opaque, const void *data, size_t len)
+{
+	struct scd_job *j = opaque;
+
+	if (len > sizeof(j->apdu_resp) - j->apdu_len) {
+		j->apdu_overflow = true;
+		return 0;
+	}
+	memcpy(j->apdu_resp + j->apdu_len, data, len);
+	j->apdu_len += len;
+	return 0;
+}
+
+static int map_gpg_error(gpgme_error_t e);
+
+/* card-openpgp.c's transport over scdaemon: "SCD APDU <hex>" passes one command to the card
+ * scdaemon holds and answers with the response and its status word (GnuPG 2.2 and 2.4). The
+ * transport has get_data_only set, and refuses anything else itself: scdaemon selected the
+ * application, and nothing but GET DATA and GET RESPONSE goes through its session. */
+static int scd_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
+                        size_t *resp_len)
+{
+	static const char digits[] = "0123456789ABCDEF";
+	struct scd_job *j = userdata;
+	char cmd[sizeof("SCD APDU ") + 2 * CARD_APDU_MAX];
+	gpgme_error_t e, op = 0;
+	size_t k = strlen("SCD APDU ");
+
+	if (n < 4 || n > CARD_APDU_MAX || apdu[0] != 0x00 ||
+	    (apdu[1] != 0xca && apdu[1] != 0xcb && apdu[1] != 0xc0))
+		return -EPERM;
+	memcpy(cmd, "SCD APDU ", k);
+	for (size_t i = 0; i < n; i++) {
+		cmd[k++] = digits[apdu[i] >> 4];
+		cmd[k++] = digits[apdu[i] & 0xf];
+	}
+	cmd[k] = 0;
+	j->apdu_len = 0;
+	j->apdu_overflow = false;
+	e = gpgme_op_assuan_transact_ext(j->ctx, cmd, on_apdu_data, j, NULL, NULL, NULL, NULL, &op);
+	if (e)
+		return map_gpg_error(e);
+	if (op) {
+		/* scdaemon or the agent will not pass APDUs: the GETATTR path reads instead. */
+		j->apdu_refused = true;
+		return -EOPNOTSUPP;
+	}
+	if (j->apdu_overflow || j->apdu_len < 2 || j->apdu_len > *resp_len)
+		return -EBADMSG;
+	memcpy(resp, j->apdu_resp, j->apdu_len);
+	*resp_len = j->apdu_len;
+	return 0;
+}
+
+/* The card through the same reader as our own PC/SC read, one parser for both paths. Returns
+ * 1 when it read the card (into j->card, with the AID scdaemon's SERIALNO named), 0 when
+ * scdaemon will not pass APDUs (the caller asks GETATTR), or a negative errno. */
+static int scd_read_by_apdu(struct scd_job *j)
+{
+	const struct card_transport t = { .transmit = scd_transmit,
+		                          .userdata = j,
+		                          .get_data_only = true };
+	_cleanup_(freep) struct openpgp_card *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	r = card_read_openpgp(&t, c);
+	if (j->apdu_refused)
+		return 0;
+	if (r < 0 && !c->aid[0])
+		return r;
+	/* 6E names the card; if it differs from SERIALNO's, scdaemon switched cards between the
+	 * two commands: trust neither. */
+	if (!streq(c->aid, j->card.aid))
+		return -EIO;
+	memcpy(&j->card, c, sizeof(*c));
+	return r < 0 ? r : 1;
 }
 
 static int map_gpg_error(gpgme_error_t e)
@@ -612,6 +693,18 @@ static int scd_session(struct scd_job *j)
 		snprintf(j->err, sizeof(j->err), "scdaemon sent no OpenPGP serial number");
 		gpgme_release(ctx);
 		return j->parse_error ? -EBADMSG : -ENOENT;
+	}
+	j->ctx = ctx;
+	r = scd_read_by_apdu(j);
+	j->ctx = NULL;
+	if (r != 0) {
+		gpgme_release(ctx);
+		if (r < 0 && j->card.error[0])
+			strcpy_trunc(j->err, sizeof(j->err), j->card.error);
+		else if (r < 0)
+			snprintf(j->err, sizeof(j->err), "scdaemon: reading through SCD APDU: %s",
+			         strerror(-r));
+		return r < 0 ? r : 0;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(scd_attrs); i++) {
 		snprintf(cmd, sizeof(cmd), "SCD GETATTR %s", scd_attrs[i]);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Reading the OpenPGP card through scdaemon (via gpg-agent's Assuan socket) when the card is held
- * by scdaemon and our own PC/SC read cannot or should not run. Only SERIALNO and GETATTR are
- * sent: nothing here can ask for a PIN (no PKSIGN, PKDECRYPT, CHECKPIN, LEARN --force).
+ * by scdaemon and our own PC/SC read cannot or should not run. Only SERIALNO, APDU (GET DATA
+ * and GET RESPONSE) and GETATTR are sent: nothing here can ask for a PIN (no PKSIGN, PKDECRYPT,
+ * CHECKPIN, LEARN --force).
  *
  * Does not: talk PC/SC, touch the keyring, or log (callers do).
  */

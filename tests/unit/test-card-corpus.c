@@ -45,7 +45,7 @@ struct field {
 };
 
 struct dump {
-	char path[600];
+	char path[800];
 	struct pair pairs[PAIRS_MAX];
 	size_t n_pairs;
 	struct field fields[FIELDS_MAX];
@@ -137,7 +137,7 @@ static void dump_load(struct dump *d, const char *name)
 {
 	static char line[LINE_MAX_LEN];
 	static uint8_t buf[LINE_MAX_LEN / 2];
-	char where[700];
+	char where[900];
 	unsigned lineno = 0;
 	FILE *f;
 

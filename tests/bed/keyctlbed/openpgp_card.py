@@ -144,15 +144,23 @@ class OpenPGPCard:
             return ECDH_NISTP256
         return ALGORITHMS[a][0]
 
+    def key_slots(self):
+        # YubiKey >= 5.2 keeps an attestation key as a 4th slot in C5/C6/CD
+        # (tests/data/cards/yubikey5-*.card): "attestation_slot": true in the profile.
+        return SLOTS + ("att",) if self.profile.get("attestation_slot") else SLOTS
+
     def fingerprints(self):
-        return b"".join(bytes.fromhex(self.slot(n).get("fingerprint", "00" * 20)) for n in SLOTS)
+        return b"".join(bytes.fromhex(self.slot(n).get("fingerprint", "00" * 20))
+                        for n in self.key_slots())
 
     def ca_fingerprints(self):
         cas = self.profile.get("ca_fingerprints", [])
-        return b"".join(bytes.fromhex(cas[i]) if i < len(cas) else b"\0" * 20 for i in range(3))
+        return b"".join(bytes.fromhex(cas[i]) if i < len(cas) else b"\0" * 20
+                        for i in range(len(self.key_slots())))
 
     def times(self):
-        return b"".join(struct.pack(">I", int(self.slot(n).get("created", 0))) for n in SLOTS)
+        return b"".join(struct.pack(">I", int(self.slot(n).get("created", 0)))
+                        for n in self.key_slots())
 
     def pw_status(self):
         r = self.profile.get("pin_retries", {})
@@ -218,7 +226,9 @@ class OpenPGPCard:
             0x004F: lambda: self.aid(),
             0x005E: lambda: p.get("login", "").encode(),
             0x0065: lambda: self.cardholder()[2:],
-            0x006E: lambda: self.app_related_value(),
+            # With its own tag (YubiKey) or without (Nitrokey Pro, Ledger): "outer_6e_tag".
+            0x006E: lambda: (tlv(0x6E, self.app_related_value())
+                             if p.get("outer_6e_tag") else self.app_related_value()),
             0x007A: lambda: self.security_support()[2:],
             0x005B: lambda: ch.get("name", "").encode(),
             0x5F2D: lambda: ch.get("lang", "").encode(),

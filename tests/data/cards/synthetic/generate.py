@@ -359,5 +359,36 @@ def main():
     f.write()
 
 
+def fuzz_seeds():
+    """Seeds the card-openpgp and tlv fuzzers with every card file, real and synthetic: the
+    answers in the file's order (fuzz-card-openpgp.c's transport format: per APDU a 2-byte
+    data length, the data, SW1 SW2; longer answers cut into 256-byte pieces with 61xx), and
+    each 6E on its own."""
+    corpus = os.path.join(HERE, "..", "..", "..", "fuzz", "corpus")
+    for d in (HERE, os.path.dirname(HERE)):
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".card"):
+                continue
+            seed, cmd = b"", None
+            for line in open(os.path.join(d, name)):
+                if line.startswith(">"):
+                    cmd = bytes.fromhex(line[1:].split("#")[0])
+                elif line.startswith("<"):
+                    resp = bytes.fromhex(line.lstrip("<~").split("#")[0])
+                    data, sw = resp[:-2], resp[-2:]
+                    while len(data) > 256:
+                        left = len(data) - 256
+                        seed += (256).to_bytes(2, "big") + data[:256] + bytes([0x61, min(left, 255)])
+                        data = data[256:]
+                    seed += len(data).to_bytes(2, "big") + data + sw
+                    if cmd and cmd[1] == 0xCA and cmd[2:4] == b"\x00\x6e" and data:
+                        with open(os.path.join(corpus, "tlv", "card-" + name[:-5] + "-6e"),
+                                  "wb") as f:
+                            f.write(data)
+            with open(os.path.join(corpus, "card-openpgp", "card-" + name[:-5]), "wb") as f:
+                f.write(seed)
+
+
 if __name__ == "__main__":
     main()
+    fuzz_seeds()
