@@ -457,6 +457,39 @@ TEST(exchange_limits)
 	ASSERT_ERR(card_exchange(&t, get_6e, sizeof(get_6e), buf, 1, &len, &sw), EMSGSIZE);
 }
 
+/* A card that answers SELECT, then chains 6E forever (2 MiB of 61xx and more): the read ends,
+ * says what and which DO, and never loops. */
+static int endless_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
+                            size_t *resp_len)
+{
+	unsigned *calls = userdata;
+
+	(*calls)++;
+	ASSERT_TRUE(*calls < 100000);
+	if (apdu[1] == 0xa4) {
+		resp[0] = 0x90;
+		resp[1] = 0x00;
+		*resp_len = 2;
+		return 0;
+	}
+	memset(resp, 0x73, 256);
+	resp[256] = 0x61;
+	resp[257] = 0x00;
+	*resp_len = 258;
+	return 0;
+}
+
+TEST(endless_chaining_is_an_error_not_a_hang)
+{
+	unsigned calls = 0;
+	struct card_transport t = { .transmit = endless_transmit, .userdata = &calls };
+	struct openpgp_card c;
+
+	ASSERT_ERR(card_read_openpgp(&t, &c), EMSGSIZE);
+	ASSERT_STREQ(c.error, "6E: answer longer than 4096 bytes");
+	ASSERT_TRUE(calls <= 1 + CARD_RESPONSE_MAX / 256 + 1);
+}
+
 TEST(status_words)
 {
 	ASSERT_EQ(card_sw_to_errno(0x9000), 0);
@@ -659,6 +692,7 @@ int main(void)
 	RUN(whitelist);
 	RUN(refuses_verify_and_chaining);
 	RUN(exchange_limits);
+	RUN(endless_chaining_is_an_error_not_a_hang);
 	RUN(status_words);
 	RUN(manufacturers);
 	RUN(algorithms);
