@@ -37,6 +37,8 @@ static json_object *card_json(const struct openpgp_card *c)
 	json_object_object_add(o, "pin_retries", retries);
 	json_object_object_add(o, "url", json_object_new_string(c->url));
 	json_object_object_add(o, "cardholder", json_object_new_string(c->cardholder));
+	json_object_object_add(o, "key_slots", json_object_new_int(c->key_slots));
+	json_object_object_add(o, "error", json_object_new_string(c->error));
 	for (int i = 0; i < SLOT_MAX; i++) {
 		json_object *s = json_object_new_object();
 
