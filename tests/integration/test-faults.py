@@ -101,12 +101,16 @@ def card_faults(d, pcscd, card, exp):
         d.wait(lambda s: not (token(s) or {}).get('present', True), 30)
         fault()
         card.insert()
-        # Present, and either an error or no OpenPGP data: never a made-up slot.
+        # Present, and either an error or no OpenPGP data: never a made-up slot. A truncated
+        # C5 is asked for on its own, which this card answers: the token reads, and
+        # openpgp_error names the broken item.
         s = d.wait(lambda s: on_reader(s) and
-                   (on_reader(s)['error'] or not on_reader(s).get('openpgp')), 30)
+                   (on_reader(s)['error'] or not on_reader(s).get('openpgp') or
+                    on_reader(s).get('openpgp_error')), 30)
         t = on_reader(s) or {}
         check(s is not None, f'card answering {name}: token {t.get("id")} present with error '
-              f'"{t.get("error", "")}" and openpgp={"set" if t.get("openpgp") else "absent"}')
+              f'"{t.get("error", "")}", openpgp_error "{t.get("openpgp_error", "")}" and '
+              f'openpgp={"set" if t.get("openpgp") else "absent"}')
         check(exp.keys_ok(d.status()), f'card answering {name}: keys still listed right')
         card.remove()
         card.clear_faults()
