@@ -10,6 +10,7 @@ exactly as it replays the real dumps.
 
 Run it after changing a case and commit its output:  tests/data/cards/synthetic/generate.py
 """
+import importlib.util
 import os
 import struct
 
@@ -28,21 +29,13 @@ NAMES = {0x0006: "Yubico", 0x000F: "Nitrokey", 0x0000: "test card", 0xF517: "FSI
 SLOTS = ("sig", "enc", "aut")
 
 
-def ber_len(n):
-    if n < 0x80:
-        return bytes([n])
-    if n < 0x100:
-        return bytes([0x81, n])
-    return bytes([0x82, n >> 8, n & 0xFF])
-
-
-def tlv(tag, value, fake_len=None):
-    t = tag.to_bytes(2, "big") if tag > 0xFF else bytes([tag])
-    return t + ber_len(len(value) if fake_len is None else fake_len) + value
-
-
-def hx(b):
-    return " ".join(f"{x:02X}" for x in b)
+# The BER-TLV encoder of the transcripts' generator: one Python encoder for the test data, apart
+# from the C reader it checks.
+_spec = importlib.util.spec_from_file_location(
+    "gen_transcripts", os.path.join(HERE, "..", "..", "gen-transcripts.py"))
+_gen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_gen)
+tlv, hx = _gen.tlv, _gen.hx
 
 
 FPRS = ["3C7E2A6F1B5D9C8E4F0A2B6C8D1E3F5A7B9C0D2E", "8A1B2C3D4E5F60718293A4B5C6D7E8F901234567",
