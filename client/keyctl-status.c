@@ -229,7 +229,14 @@ static void print_json(json_object *o, int flags)
 
 static void report_call_error(const char *method, int r, const char *error_name)
 {
-	if (r == 1)
+	if (r == 1 && error_name &&
+	    (streq(error_name, KEYCTL_ERROR_TOO_MANY_CLIENTS) ||
+	     streq(error_name, KEYCTL_ERROR_TOO_MANY_WATCHERS)))
+		fprintf(stderr,
+		        "keyctl-status: keyctld is serving as many clients as it may (%s); try "
+		        "again, or raise max-clients/max-watchers in keyctl.conf\n",
+		        error_name);
+	else if (r == 1)
 		fprintf(stderr, "keyctl-status: keyctld answered %s with the error %s\n", method,
 		        error_name ? error_name : "(unnamed)");
 	else if (r == -ECONNRESET)

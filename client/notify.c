@@ -4,9 +4,11 @@
  * (libnotify) when a subkey crosses an expiry threshold, when a token holding a warned subkey is
  * plugged in, and for audit findings at warning or worse. Each (subject, threshold) is announced
  * once, remembered in notify-state.c's file across restarts and logins. It outlives both of its
- * peers: a daemon that goes away is waited for (inotify on its socket's directory,
- * daemon-wait.c; a few retries 1 s to 16 s apart for a socket that is there but does not answer)
- * and resynced from Watch's "state" reply; notifications made while no notification server owns
+ * peers: a daemon whose socket goes away is waited for (inotify on its socket's directory,
+ * daemon-wait.c, after a few retries 1 s to 16 s apart); a connection that ends or is refused
+ * while the socket is there (the daemon full, restarting, or not answering) is retried with a
+ * backoff from 1 s doubling to 60 s, for as long as it takes; either way it is resynced from
+ * Watch's "state" reply; notifications made while no notification server owns
  * org.freedesktop.Notifications wait and are shown when one appears (g_bus_watch_name).
  *
  * Does not: compute levels (the daemon does), compose texts (notify-text.c), or poll: every wait
@@ -38,7 +40,8 @@
 #include "notify-text.h"
 
 #define BACKOFF_MAX_S 60u
-#define RETRIES_WHILE_WATCHING 5u /* 1, 2, 4, 8, 16 s; then only the socket's appearance */
+/* Socket missing: 1, 2, 4, 8, 16 s; then only its appearance. */
+#define RETRIES_WHILE_WATCHING 5u
 #define CONF_FILE_MAX (64u * 1024u) /* keyctld refuses larger ones too */
 #define SNOOZE_S 86400
 #define INSERT_SETTLE_MS 1500 /* let the daemon match a plugged-in card to its keys */
@@ -85,6 +88,8 @@ struct app {
 };
 
 static int64_t clock_offset;
+/* The longest wait between reconnects; KEYCTL_NOTIFY_RETRY_MAX lowers it for tests. */
+static unsigned backoff_max = BACKOFF_MAX_S;
 
 /* The daemon's clock as last seen, so that "in N days" agrees with keyctl-status. */
 static int64_t now_s(void)
@@ -719,7 +724,7 @@ static bool start_waiting(struct app *a)
 		r = daemon_wait_arm(&a->wait, path);
 	if (r < 0) {
 		log_msg("Cannot watch for the daemon's socket (%s); retrying up to every %u s",
-		        strerror(-r), BACKOFF_MAX_S);
+		        strerror(-r), backoff_max);
 		daemon_wait_done(&a->wait);
 		return false;
 	}
@@ -728,19 +733,23 @@ static bool start_waiting(struct app *a)
 }
 
 /*
- * The daemon is away. Its socket appearing is the news (the daemon, or systemd's socket unit,
- * creates it when it starts): no polling. A few retries cover a socket that is there but does
- * not answer yet; only when the socket cannot be watched do retries go on, up to every 60 s.
+ * The connection ended or could not be made; why: -ENOENT when the socket is missing, else
+ * another -errno. A missing socket's appearing is the news (the daemon, or systemd's socket
+ * unit, creates it when it starts): after a few retries we only wait for it, without polling.
+ * A socket that is there but refuses, closes or ends our Watch (a daemon that is full, busy or
+ * restarting) creates no news, so that is retried with backoff, without end.
  */
-static void schedule_reconnect(struct app *a)
+static void schedule_reconnect(struct app *a, int why)
 {
 	bool watching = start_waiting(a);
 
-	if (a->reconnect_source || (watching && a->retries >= RETRIES_WHILE_WATCHING))
+	if (a->reconnect_source)
+		return;
+	if (watching && why == -ENOENT && a->retries >= RETRIES_WHILE_WATCHING)
 		return;
 	a->retries++;
 	a->reconnect_source = g_timeout_add_seconds(a->backoff, on_reconnect, a);
-	a->backoff = MIN(a->backoff * 2, BACKOFF_MAX_S);
+	a->backoff = MIN(a->backoff * 2, backoff_max);
 }
 
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
@@ -758,14 +767,15 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 			return G_SOURCE_CONTINUE;
 		if (r < 0 || r == 0 || r == 2) {
 			if (r == 2)
-				log_msg("Watch failed: %s", error ? error : "unknown error");
+				log_msg("Watch failed: %s; retrying in %u s",
+				        error ? error : "unknown error", a->backoff);
 			else if (r == 0)
-				log_msg("The daemon ended Watch");
+				log_msg("The daemon ended Watch; reconnecting in %u s", a->backoff);
 			else
 				log_msg("Lost the daemon: %s; reconnecting", strerror(-r));
 			json_object_put(params);
 			disconnect(a, true);
-			schedule_reconnect(a);
+			schedule_reconnect(a, r < 0 ? r : -ECONNRESET);
 			return G_SOURCE_REMOVE;
 		}
 		r = codec_event_from_json(params, &e);
@@ -807,11 +817,11 @@ static void try_connect(struct app *a)
 		stop_waiting(a);
 		return;
 	}
-	if (a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
+	if (r != -ENOENT || a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
 		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a->backoff);
 	else if (a->retries == RETRIES_WHILE_WATCHING)
 		log_msg("Daemon not reachable (%s); waiting for its socket", strerror(-r));
-	schedule_reconnect(a);
+	schedule_reconnect(a, r);
 }
 
 static gboolean on_reconnect(gpointer data)
@@ -834,7 +844,7 @@ static gboolean on_socket_event(gint fd, GIOCondition cond, gpointer data)
 		a->wait_source = 0;
 		daemon_wait_done(&a->wait);
 		a->retries = 0;
-		schedule_reconnect(a);
+		schedule_reconnect(a, r);
 		return G_SOURCE_REMOVE;
 	}
 	if (r == 1 && !a->client) {
@@ -983,7 +993,7 @@ int main(int argc, char **argv)
 		{}
 	};
 	struct app a = { .backoff = 1 };
-	const char *opt_thresholds = NULL, *opt_url = NULL, *env_url;
+	const char *opt_thresholds = NULL, *opt_url = NULL, *env_url, *env_retry;
 	struct pending *p;
 	size_t n;
 	int c, r;
@@ -1037,6 +1047,18 @@ int main(int argc, char **argv)
 		}
 		a.policy.n_thresholds = n;
 		a.own_thresholds = true;
+	}
+	env_retry = getenv("KEYCTL_NOTIFY_RETRY_MAX");
+	if (env_retry && *env_retry) {
+		char *end;
+		unsigned long v = strtoul(env_retry, &end, 10);
+
+		if (*end || v < 1 || v > BACKOFF_MAX_S) {
+			log_msg("KEYCTL_NOTIFY_RETRY_MAX: want seconds from 1 to %u",
+			        BACKOFF_MAX_S);
+			return 2;
+		}
+		backoff_max = (unsigned)v;
 	}
 	env_url = getenv("KEYCTL_RENEWAL_URL");
 	if (opt_url || env_url) {

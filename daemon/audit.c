@@ -25,6 +25,7 @@ struct ctx {
 	const struct key *keys;
 	size_t n_keys;
 	const struct config *cfg;
+	const struct audit_daemon *daemon;
 	int64_t now;
 	struct finding *f;
 	size_t n, allocated;
@@ -462,7 +463,7 @@ static void rules_token(struct ctx *x, const struct token *t)
 			              : "Enable the touch policy for signatures");
 		}
 	}
-	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+	for (enum key_slot s = 0; s < SLOT_MAX && x->daemon->keys_listed; s++) {
 		const char *fpr = c->slots[s].fingerprint;
 		const struct key *k = NULL;
 		const struct subkey *sk;
@@ -622,16 +623,47 @@ bool audit_key_matches_spec(const struct key *k, const char *spec)
 	return false;
 }
 
-int audit_run(const struct token *tokens, size_t n_tokens, const struct key *keys, size_t n_keys,
-              const struct config *cfg, const char *default_key, int64_t now, struct finding **ret,
-              size_t *ret_n)
+/* The daemon's own troubles: they explain an answer that lacks tokens or keys. */
+static void rules_daemon(struct ctx *x)
 {
+	struct finding *f;
+
+	if (!isempty(x->daemon->pcsc_refused)) {
+		f = add(x, "pcsc-refused", LEVEL_WARNING, NULL, NULL, NULL);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "pcscd refuses keyctld: %s. No card is read until it lets keyctld in",
+			      x->daemon->pcsc_refused);
+			textf(f->hint, sizeof(f->hint),
+			      "pcscd asks polkit: allow your user with a polkit rule, or run pcscd "
+			      "with --disable-polkit; see /usr/share/doc/keyctl/polkit.md");
+		}
+	}
+	if (!isempty(x->daemon->starting)) {
+		f = add(x, "daemon-starting", LEVEL_WARNING, NULL, NULL, NULL);
+		if (f) {
+			textf(f->message, sizeof(f->message),
+			      "keyctld is still starting: %s; this answer may lack what that "
+			      "brings",
+			      x->daemon->starting);
+			textf(f->hint, sizeof(f->hint),
+			      "Ask again shortly; if it lasts, see journalctl --user -u keyctld");
+		}
+	}
+}
+
+int audit_run(const struct token *tokens, size_t n_tokens, const struct key *keys, size_t n_keys,
+              const struct config *cfg, const struct audit_daemon *daemon, int64_t now,
+              struct finding **ret, size_t *ret_n)
+{
+	static const struct audit_daemon none = { .keys_listed = true };
 	struct ctx x = {
 		.tokens = tokens,
 		.n_tokens = n_tokens,
 		.keys = keys,
 		.n_keys = n_keys,
 		.cfg = cfg,
+		.daemon = daemon ? daemon : &none,
 		.now = now,
 	};
 
@@ -642,11 +674,12 @@ int audit_run(const struct token *tokens, size_t n_tokens, const struct key *key
 		rules_secret_location(&x, &keys[i]);
 		rule_card_not_seen(&x, &keys[i]);
 	}
-	rule_default_key(&x, default_key);
+	rule_default_key(&x, x.daemon->default_key);
 	for (size_t i = 0; i < n_tokens; i++) {
 		rules_token(&x, &tokens[i]);
 		rule_backup_token(&x, &tokens[i]);
 	}
+	rules_daemon(&x);
 	if (x.error < 0) {
 		free(x.f);
 		return x.error;

@@ -8,7 +8,7 @@
  * subkey-no-expiry, subkey-expiry-too-far, primary-secret-on-disk, subkey-secret-on-disk,
  * revoked-key-on-card, expired-key-on-card, revoked-default-key, pin-retries-low,
  * admin-pin-retries-low, touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen,
- * counter-went-down.
+ * counter-went-down; of the daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
 
@@ -34,9 +34,19 @@ bool audit_card_serial_matches(const char *card_serial, const struct openpgp_car
  * user id such as an address) names this key. */
 bool audit_key_matches_spec(const struct key *k, const char *spec);
 
+/* What the rules need of the daemon besides tokens, keys and configuration. */
+struct audit_daemon {
+	const char *default_key; /* gpg.conf's default-key, or NULL */
+	/* False until the first keyring listing has ended: a card slot is then judged against
+	 * no keys at all, and "in none of the keys keyctl knows" would be a false alarm. */
+	bool keys_listed;
+	const char *pcsc_refused; /* why pcscd does not let us in, or NULL */
+	const char *starting; /* what the start still waits for after its bound, or NULL */
+};
+
 /* Runs every rule. keys should have levels (expiry_apply) and token_ids (audit_match) set.
- * default_key is gpg.conf's default-key or NULL. *ret is a malloc'd array (NULL when n is 0);
+ * daemon NULL: keys listed, nothing else known. *ret is a malloc'd array (NULL when n is 0);
  * at most FINDINGS_MAX findings. Returns 0 or -ENOMEM. */
 int audit_run(const struct token *tokens, size_t n_tokens, const struct key *keys, size_t n_keys,
-              const struct config *cfg, const char *default_key, int64_t now, struct finding **ret,
-              size_t *ret_n);
+              const struct config *cfg, const struct audit_daemon *daemon, int64_t now,
+              struct finding **ret, size_t *ret_n);

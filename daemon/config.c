@@ -162,6 +162,7 @@ struct uint_key {
 
 static const struct uint_key uint_keys[] = {
 	{ "daemon", "max-clients", offsetof(struct config, max_clients), 1, 4096 },
+	{ "daemon", "max-watchers", offsetof(struct config, max_watchers), 1, 4096 },
 	{ "daemon", "client-queue-kib", offsetof(struct config, client_queue_kib), 64, 65536 },
 	{ "daemon", "client-idle-sec", offsetof(struct config, client_idle_sec), 1, 3600 },
 	{ "expiry", "warning-days", offsetof(struct config, warning_days), 0, 3650 },
@@ -253,6 +254,7 @@ void config_init(struct config *c)
 
 	memset(c, 0, sizeof(*c));
 	c->max_clients = 64;
+	c->max_watchers = 32;
 	c->client_queue_kib = 1024;
 	c->client_idle_sec = 30;
 	c->log_level = LOG_INFO;

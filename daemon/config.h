@@ -22,8 +22,9 @@ struct config {
 	/* [daemon] */
 	char socket_path[PATH_MAX]; /* "" means $XDG_RUNTIME_DIR/keyctl/socket */
 	unsigned max_clients;
+	unsigned max_watchers; /* Watch subscribers, counted apart from max_clients */
 	unsigned client_queue_kib; /* output queue bound per client */
-	unsigned client_idle_sec; /* how long half a message may wait for its end */
+	unsigned client_idle_sec; /* how long a connection may go without a call */
 	int log_level; /* LOG_ERR .. LOG_DEBUG */
 
 	/* [keyring] */

@@ -10,6 +10,7 @@
  * Does not: notify, log, or decide what a level means to a user (audit.c words findings).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -116,14 +117,30 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return t->fn(t, realtime_now(), t->userdata);
 }
 
-/* Arms the CANCEL_ON_SET timer at the far future: it never expires, it only gets cancelled. */
+/*
+ * Arms the CANCEL_ON_SET timer at the far future: it never expires, it only gets cancelled. The
+ * largest time_t, as systemd's time_change_fd() (src/basic/time-util.c) arms its own: INT32_MAX
+ * seconds is January 2038, after which the timer would be due at once and the loop would spin.
+ */
 static int clock_fd_arm(int fd)
 {
-	struct itimerspec its = { .it_value.tv_sec = INT32_MAX };
+	const int flags = TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET;
+	struct itimerspec its = { .it_value.tv_sec = TIME_T_MAX };
 
-	if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0)
-		return -errno;
-	return 0;
+	if (timerfd_settime(fd, flags, &its, NULL) >= 0)
+		return 0;
+#if ULONG_MAX < UINT64_MAX
+	/* A 32-bit kernel without 64-bit time refuses TIME_T_MAX; INT32_MAX is then as far as it
+	 * counts. systemd falls back the same way (systemd issue 14362); unlike it, not once that
+	 * moment has passed, which would be the spin again. */
+	if (sizeof(time_t) == 8 && (errno == EOVERFLOW || errno == EOPNOTSUPP || errno == ENOSYS) &&
+	    realtime_now() < INT32_MAX) {
+		its.it_value.tv_sec = INT32_MAX;
+		if (timerfd_settime(fd, flags, &its, NULL) >= 0)
+			return 0;
+	}
+#endif
+	return -errno;
 }
 
 static int on_clock_change(sd_event_source *s, int fd, uint32_t revents, void *userdata)

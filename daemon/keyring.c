@@ -36,15 +36,8 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "gpgme-init.h"
 #include "keyring.h"
-
-static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
-
-static void gpgme_init(void)
-{
-	/* Must run once before contexts are made on several threads (gpgme manual, 2.4). */
-	(void)gpgme_check_version(NULL);
-}
 
 /* The one place gpgme's codes become errno values. */
 static int map_error(gpgme_error_t e)
@@ -501,14 +494,16 @@ static int list_full(const char *home, const char *gpg_path, const char *const *
 	gpgme_error_t e;
 	int r;
 
-	pthread_once(&gpgme_once, gpgme_init);
+	gpgme_init_once();
 	if (home) {
 		struct stat st;
 
 		/* gpg would create a missing home; a watcher must not. */
 		if (stat(home, &st) < 0) {
-			snprintf(err, errsize, "GnuPG home %s: %s", home, strerror(errno));
-			return -errno;
+			/* Taken first: snprintf() may set errno. */
+			r = -errno;
+			snprintf(err, errsize, "GnuPG home %s: %s", home, strerror(-r));
+			return r;
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			snprintf(err, errsize, "GnuPG home %s is not a directory", home);
@@ -521,8 +516,9 @@ static int list_full(const char *home, const char *gpg_path, const char *const *
 			return r;
 	}
 	if (gpg_path && access(gpg_path, X_OK) < 0) {
-		snprintf(err, errsize, "gpg at %s: %s", gpg_path, strerror(errno));
-		return -errno;
+		r = -errno;
+		snprintf(err, errsize, "gpg at %s: %s", gpg_path, strerror(-r));
+		return r;
 	}
 	e = gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP);
 	if (e && !gpg_path)

@@ -4,8 +4,8 @@
  * disk or as a card stub) plus the fingerprints the configuration tracks. keyring_list() is the
  * blocking listing; struct keyring_watch runs it on a worker thread whenever GNUPGHOME changes
  * (inotify, debounced), posts the result to the sd-event loop and retries a bounded number of
- * times with backoff when gpg fails. Only this file (and scd-fallback.c) includes <gpgme.h>;
- * gpgme errors become -errno here.
+ * times with backoff when gpg fails. Only this file (and scd-fallback.c, gpgme-init.c) includes
+ * <gpgme.h>; gpgme errors become -errno here.
  *
  * Does not: modify the keyring, talk to gpg-agent or cards, or decide levels and findings.
  */

@@ -65,11 +65,13 @@ int log_level_from_string(const char *s)
 	return -EINVAL;
 }
 
-/* Expands %m to strerror(error) ourselves: errno is not what the caller means by then. */
+/* Expands %m to strerror(error) ourselves: errno is not what the caller means by then. Without
+ * an error code (log_info() and the like pass 0) there is nothing to expand, and "Success" in a
+ * failure message would mislead; tools/check-log-calls keeps such calls out of the tree. */
 static void format_message(char *buf, size_t size, int error, const char *fmt, va_list ap)
 {
 	char fmt2[LOG_LINE_MAX];
-	const char *err = strerror(error < 0 ? -error : error);
+	const char *err = error == 0 ? "no error code" : strerror(error < 0 ? -error : error);
 	size_t j = 0;
 
 	for (size_t i = 0; fmt[i] && j + 1 < sizeof(fmt2); i++) {
@@ -116,12 +118,15 @@ static void emit(int prio, const char *message_id, const char *const *fields, co
 		/* journald away: fall through to stderr, which systemd also collects */
 	}
 
+	/* Worker threads log too (PC/SC, the state writer): one line stays one line. */
+	flockfile(stderr);
 	fprintf(stderr, "keyctld: %s", msg);
 	if (log_max_level >= LOG_DEBUG && message_id)
 		fprintf(stderr, " [MESSAGE_ID=%s]", message_id);
 	for (size_t i = 0; fields && fields[i]; i++)
 		fprintf(stderr, "%s%s", i == 0 ? " (" : ", ", fields[i]);
 	fprintf(stderr, "%s\n", fields && fields[0] ? ")" : "");
+	funlockfile(stderr);
 }
 
 int log_internal(int prio, int error, const char *fmt, ...)

@@ -3,9 +3,16 @@
  * keyctld's entry: arguments, configuration, the sd-event loop, signals and sd_notify. It wires
  * the watchers to the model and the model to the server; the work itself lives in those files.
  * Never forks: systemd (Type=notify) or the terminal holds it in the foreground.
+ *
+ * Start: the server holds io.keyctl calls until the first keyring listing has ended and every
+ * watcher's first look is complete (each token present has been read), so that the first answer
+ * is a true one; READY=1 is sent then. A start that takes longer than START_BOUND_USEC answers
+ * anyway, with a daemon-starting finding naming what it still waits for (and the keyring marked
+ * stale while it has never been listed).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,15 @@
 #include "state.h"
 #include "udev-watch.h"
 
+#define START_BOUND_USEC (10ull * 1000000ull)
+
+/* What the start waits for; each is cleared once. */
+enum {
+	START_KEYRING = 1u << 0,
+	START_PCSC = 1u << 1,
+	START_UDEV = 1u << 2,
+};
+
 struct daemon {
 	sd_event *event;
 	struct config cfg;
@@ -39,6 +55,12 @@ struct daemon {
 	struct state *state;
 	char default_key[KEYRING_DEFAULT_KEY_MAX];
 	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
+	unsigned start_pending; /* START_* not yet in */
+	sd_event_source *start_timer;
+	uint64_t start_usec; /* CLOCK_MONOTONIC at the start, for the "ready after" line */
+	bool start_overdue; /* START_BOUND_USEC passed with start_pending set */
+	bool ready; /* answering: READY=1 sent, the server released */
+	bool keys_listed; /* a keyring listing has succeeded once */
 };
 
 static char arg_config[PATH_MAX];
@@ -163,6 +185,35 @@ static void set_deadline(struct daemon_info *i, void *arg)
 	i->next_deadline = *(int64_t *)arg;
 }
 
+/* "the keyring has not been listed yet; ..." for what the start still waits for. */
+static const char *starting_text(const struct daemon *d, char *buf, size_t size)
+{
+	static const struct {
+		unsigned bit;
+		const char *text;
+	} parts[] = {
+		{ START_KEYRING, "the keyring has not been listed yet (gpg is slow to answer)" },
+		{ START_PCSC, "the cards present have not all been read yet" },
+		{ START_UDEV, "the USB tokens present have not all been identified yet" },
+	};
+	size_t k = 0;
+
+	if (!d->start_overdue || d->start_pending == 0)
+		return NULL;
+	buf[0] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+		int n;
+
+		if (!(d->start_pending & parts[i].bit))
+			continue;
+		n = snprintf(buf + k, size - k, "%s%s", k ? "; " : "", parts[i].text);
+		if (n < 0 || (size_t)n >= size - k)
+			break;
+		k += (size_t)n;
+	}
+	return buf;
+}
+
 /* The model's deriver: ties subkeys to tokens, sets levels, runs the audit, arms the timer. */
 static int derive(struct model *m, void *userdata)
 {
@@ -173,12 +224,19 @@ static int derive(struct model *m, void *userdata)
 	size_t n_tokens = model_tokens(m, &tokens), n_keys = model_keys_mutable(m, &keys);
 	size_t n_findings = 0;
 	int64_t now = daemon_now(d), next;
+	char starting[ERROR_TEXT_MAX];
+	const struct daemon_info *info = model_daemon_info(m);
+	struct audit_daemon dmn = {
+		.default_key = *d->default_key ? d->default_key : NULL,
+		.keys_listed = d->keys_listed,
+		.pcsc_refused = info->pcsc_error,
+		.starting = starting_text(d, starting, sizeof(starting)),
+	};
 	int r;
 
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
-	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg,
-	              *d->default_key ? d->default_key : NULL, now, &findings, &n_findings);
+	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);
 	if (r < 0)
 		return log_error_errno(r, "Audit failed: %m");
 	r = model_findings_replace(m, findings, n_findings);
@@ -193,6 +251,90 @@ static int derive(struct model *m, void *userdata)
 	}
 	info_update(d, set_deadline, &next);
 	return 0;
+}
+
+/* Answers from now on: parked calls go out, systemd hears READY=1. */
+static void daemon_ready(struct daemon *d)
+{
+	uint64_t t = 0;
+
+	if (d->ready)
+		return;
+	d->ready = true;
+	if (d->server)
+		server_release(d->server);
+	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &t);
+	if (d->start_pending == 0) {
+		d->start_timer = sd_event_source_disable_unref(d->start_timer);
+		log_info("Ready after %" PRIu64 " ms: keyring listed, tokens present read",
+		         (t - d->start_usec) / 1000u);
+		(void)sd_notify(false, "READY=1\nSTATUS=Watching tokens and keys");
+	} else {
+		log_warning("Still starting after %" PRIu64 " s, answering anyway: %s",
+		            (uint64_t)(START_BOUND_USEC / 1000000u),
+		            starting_text(d, (char[ERROR_TEXT_MAX]){}, ERROR_TEXT_MAX));
+		(void)sd_notify(false, "READY=1\nSTATUS=Starting: answers may be incomplete");
+	}
+}
+
+/* One START_* is in. Ready when none is left; after an overdue start, the finding's words
+ * change or it goes. */
+static void start_done(struct daemon *d, unsigned bit)
+{
+	if (!(d->start_pending & bit))
+		return;
+	d->start_pending &= ~bit;
+	if (!d->ready) {
+		if (d->start_pending == 0)
+			daemon_ready(d);
+		return;
+	}
+	if (d->start_pending == 0) {
+		log_info("Start complete: keyring listed, tokens present read");
+		(void)sd_notify(false, "STATUS=Watching tokens and keys");
+	}
+	(void)model_update(d->model);
+}
+
+static void set_keyring_never_listed(struct daemon_info *i, void *arg)
+{
+	i->keyring_stale = true;
+	strcpy_trunc(i->keyring_error, sizeof(i->keyring_error),
+	             "the first keyring listing has not finished yet");
+}
+
+static int on_start_overdue(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	d->start_timer = sd_event_source_disable_unref(d->start_timer);
+	if (d->start_pending == 0)
+		return 0;
+	d->start_overdue = true;
+	if (d->start_pending & START_KEYRING)
+		info_update(d, set_keyring_never_listed, NULL);
+	(void)model_update(d->model);
+	daemon_ready(d);
+	return 0;
+}
+
+static void on_pcsc_settled(void *userdata)
+{
+	start_done(userdata, START_PCSC);
+}
+
+static void on_udev_settled(void *userdata)
+{
+	start_done(userdata, START_UDEV);
+}
+
+/* A token came or went: pcscd may let us in now (a new session), or have a new reader. */
+static void on_udev_token(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->pcsc)
+		pcsc_watch_kick(d->pcsc);
 }
 
 static int on_expiry_timer(struct expiry_timer *t, int64_t now, void *userdata)
@@ -232,16 +374,21 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 		log_warning_errno(res->error, "Keyring listing failed, keeping the last view: %s",
 		                  res->reason);
 		info_update(d, set_keyring_state, &st);
+		/* A failed first listing ends the wait too: the answer says stale, and why. */
+		start_done(d, START_KEYRING);
 		return;
 	}
 	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
 	st.reason = "";
 	st.refreshed = daemon_now(d);
 	info_update(d, set_keyring_state, &st);
+	/* Before the keys go in, so that the derivation they cause judges card slots. */
+	d->keys_listed = true;
 	/* The model takes each key's subkeys; the array stays with res, freed by the watch. */
 	r = model_keys_replace(d->model, res->keys, res->n_keys);
 	if (r < 0)
 		log_error_errno(r, "Failed to store the keyring's keys: %m");
+	start_done(d, START_KEYRING);
 }
 
 static void set_static_info(struct daemon_info *i, void *arg)
@@ -268,6 +415,7 @@ static struct server_config server_config_of(const struct config *c)
 	return (struct server_config){
 		.socket_path = c->socket_path,
 		.max_clients = c->max_clients,
+		.max_watchers = c->max_watchers,
 		.queue_max = (size_t)c->client_queue_kib * 1024u,
 		.idle_usec = (uint64_t)c->client_idle_sec * 1000000u,
 	};
@@ -424,20 +572,41 @@ static int daemon_start(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
 	server_set_reload_handler(d->server, on_reload_request, d);
+	/* Listening already, so that clients queue up rather than fail; answered once true. */
+	server_hold(d->server);
+	d->start_pending = START_KEYRING | START_PCSC | START_UDEV;
+	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
+	r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC, START_BOUND_USEC,
+	                               0, on_start_overdue, d);
+	if (r < 0)
+		return log_error_errno(r, "Failed to arm the start timer: %m");
 
 	for (unsigned i = 0; i < d->cfg.n_track; i++)
 		track[i] = d->cfg.track[i];
 	r = keyring_watch_new(d->event, home, track, d->cfg.n_track, on_keyring, d, &d->keyring);
-	if (r < 0)
+	if (r < 0) {
 		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
+		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
+		start_done(d, START_KEYRING);
+	}
 
-	r = pcsc_watch_new(d->event, d->model, &d->pcsc);
-	if (r < 0)
+	r = pcsc_watch_new(d->event, d->model,
+	                   &(struct watch_hooks){ .settled = on_pcsc_settled, .userdata = d },
+	                   &d->pcsc);
+	if (r < 0) {
 		log_warning_errno(r, "Failed to watch PC/SC, ignoring: %m");
+		start_done(d, START_PCSC);
+	}
 
-	r = udev_watch_new(d->event, d->model, &d->udev);
-	if (r < 0)
+	r = udev_watch_new(d->event, d->model,
+	                   &(struct watch_hooks){ .settled = on_udev_settled,
+	                                          .token_event = on_udev_token,
+	                                          .userdata = d },
+	                   &d->udev);
+	if (r < 0) {
 		log_warning_errno(r, "Failed to watch udev, ignoring: %m");
+		start_done(d, START_UDEV);
+	}
 	return 0;
 }
 
@@ -448,6 +617,7 @@ static void daemon_stop(struct daemon *d)
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);
 	d->server = server_free(d->server);
+	d->start_timer = sd_event_source_disable_unref(d->start_timer);
 	d->timer = expiry_timer_free(d->timer);
 	d->state = state_free(d->state);
 	d->model = model_free(d->model);
@@ -502,7 +672,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	(void)sd_notify(false, "READY=1\nSTATUS=Watching tokens and keys");
+	(void)sd_notify(false, "STATUS=Starting: listing the keyring, reading tokens");
 	log_info("keyctld %s started, serving %s", PACKAGE_VERSION, server_socket_path(d.server));
 
 	r = sd_event_loop(event);

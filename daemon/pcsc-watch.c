@@ -27,7 +27,11 @@
  *
  * pcscd's absence is a state, not an error: every PC/SC sighting is removed, pcsc_available is
  * cleared, and the loop waits for pcscd's socket ($PCSCLITE_CSOCK_NAME or /run/pcscd/pcscd.comm)
- * with inotify on its directory (or the nearest existing parent), without polling. Under systemd,
+ * with inotify on its directory (or the nearest existing parent), without polling. A pcscd that
+ * accepts the connection and then drops it (pcsc-lite 2.x when polkit refuses the caller: no
+ * active session, a container, an ssh login) is a refusal: daemon_info.pcsc_error says so, and
+ * the next attempt waits 1 s, doubling to 5 min, until a context holds through its first look;
+ * a new socket or pcsc_watch_kick() (a token plugged in) tries again at once. Under systemd,
  * pcscd.socket keeps the socket, so SCardEstablishContext starts pcscd on demand and the service
  * never looks absent. pcscd --auto-exit (Debian's pcscd.service) arms its 60 s exit alarm only
  * when its list of client contexts becomes empty (winscard_svc.c), so the context this watcher
@@ -38,6 +42,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -68,10 +73,13 @@
 #define WAIT_SLICE_USEC 250000ULL
 #define SOCKET_RETRIES 20 /* after the socket appeared, pcscd may not listen yet */
 #define SOCKET_RETRY_USEC 100000ULL
+#define BACKOFF_FIRST_USEC (1 * 1000000ULL)
+#define BACKOFF_MAX_USEC (300 * 1000000ULL)
 
 enum msg_type {
 	MSG_UP, /* context established */
-	MSG_DOWN, /* pcscd went away; the worker has ended */
+	MSG_SETTLED, /* every card present at the start of this context has been read */
+	MSG_DOWN, /* pcscd went away or refused; the worker has ended */
 	MSG_CARD, /* a card's token (possibly with an error) */
 	MSG_GONE, /* no card in the reader, or the reader is gone */
 };
@@ -81,6 +89,8 @@ struct msg {
 	enum msg_type type;
 	char reader[READER_NAME_MAX];
 	struct token token;
+	bool was_up; /* DOWN: the context had been established */
+	LONG rv; /* DOWN: what ended it */
 };
 
 struct pcsc_watch {
@@ -95,6 +105,10 @@ struct pcsc_watch {
 	char inotify_dir[PATH_MAX];
 	sd_event_source *retry_source;
 	unsigned retries;
+	sd_event_source *backoff_source;
+	uint64_t backoff_usec; /* the wait before the next attempt; 0: at once */
+	struct watch_hooks hooks;
+	bool settled; /* the first look is complete, and the hook was told */
 
 	pthread_t thread;
 	bool thread_running;
@@ -188,11 +202,22 @@ void pcsc_token_from_card(const char *reader, const struct openpgp_card *c, stru
 
 /* ---- queue (worker -> loop) -------------------------------------------------------------- */
 
+static void post_msg(struct pcsc_watch *w, struct msg *m)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->lock);
+	*w->queue_tail = m;
+	w->queue_tail = &m->next;
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->efd, &one, sizeof(one)) < 0)
+		log_debug_errno(-errno, "PC/SC: eventfd write failed: %m");
+}
+
 static void post(struct pcsc_watch *w, enum msg_type type, const char *reader,
                  const struct token *t)
 {
 	struct msg *m = calloc(1, sizeof(*m));
-	uint64_t one = 1;
 
 	if (!m) {
 		log_debug("PC/SC: out of memory, dropping a reader event");
@@ -203,12 +228,21 @@ static void post(struct pcsc_watch *w, enum msg_type type, const char *reader,
 		strcpy_trunc(m->reader, sizeof(m->reader), reader);
 	if (t)
 		memcpy(&m->token, t, sizeof(*t));
-	pthread_mutex_lock(&w->lock);
-	*w->queue_tail = m;
-	w->queue_tail = &m->next;
-	pthread_mutex_unlock(&w->lock);
-	if (write(w->efd, &one, sizeof(one)) < 0)
-		log_debug("PC/SC: eventfd write failed: %m");
+	post_msg(w, m);
+}
+
+static void post_down(struct pcsc_watch *w, bool was_up, LONG rv)
+{
+	struct msg *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		log_debug("PC/SC: out of memory, dropping a reader event");
+		return;
+	}
+	m->type = MSG_DOWN;
+	m->was_up = was_up;
+	m->rv = rv;
+	post_msg(w, m);
 }
 
 static bool is_stopping(struct pcsc_watch *w)
@@ -636,19 +670,20 @@ static void *worker_main(void *p)
 	struct reader_slot *slots = calloc(READERS_MAX, sizeof(*slots));
 	SCARD_READERSTATE st[READERS_MAX + 1];
 	DWORD pnp_state = SCARD_STATE_UNAWARE;
+	bool settled = false, waited = false;
 	size_t n = 0;
 	SCARDCONTEXT ctx;
 	LONG rv;
 
 	if (!slots) {
-		post(w, MSG_DOWN, NULL, NULL);
+		post_down(w, false, SCARD_E_NO_MEMORY);
 		return NULL;
 	}
 	rv = SCardEstablishContext(SCARD_SCOPE_USER, NULL, NULL, &ctx);
 	if (rv != SCARD_S_SUCCESS) {
 		log_debug("PC/SC: SCardEstablishContext: 0x%08lX", (unsigned long)rv);
 		free(slots);
-		post(w, MSG_DOWN, NULL, NULL);
+		post_down(w, false, rv);
 		return NULL;
 	}
 	pthread_mutex_lock(&w->lock);
@@ -670,6 +705,12 @@ static void *worker_main(void *p)
 		rv = relist(w, ctx, slots, &n);
 		if (rv != SCARD_S_SUCCESS)
 			break;
+		/* The first wait starts from UNAWARE, so it returns at once with every reader's
+		 * card, and handle_state() reads each: after it, the first look is complete. */
+		if (!settled && (n == 0 || waited)) {
+			post(w, MSG_SETTLED, NULL, NULL);
+			settled = true;
+		}
 		if (rescan)
 			for (size_t i = 0; i < n; i++)
 				if (slots[i].state & SCARD_STATE_PRESENT)
@@ -705,6 +746,7 @@ static void *worker_main(void *p)
 			slots[i].state = ev & ~(DWORD)SCARD_STATE_CHANGED;
 		}
 		pnp_state = st[n].dwEventState & ~(DWORD)SCARD_STATE_CHANGED;
+		waited = true;
 	}
 
 	pthread_mutex_lock(&w->lock);
@@ -716,7 +758,7 @@ static void *worker_main(void *p)
 			worker_job_unref(&slots[i].stuck->base);
 	free(slots);
 	if (!is_stopping(w))
-		post(w, MSG_DOWN, NULL, NULL);
+		post_down(w, true, rv);
 	return NULL;
 }
 
@@ -727,15 +769,27 @@ static int64_t now_epoch(void)
 	return (int64_t)time(NULL);
 }
 
-static void set_available(struct pcsc_watch *w, bool available)
+/* error: why pcscd refuses us, "" when it does not. The audit turns it into a finding. */
+static void set_available(struct pcsc_watch *w, bool available, const char *error)
 {
 	struct daemon_info info;
 
 	memcpy(&info, model_daemon_info(w->model), sizeof(info));
-	if (info.pcsc_available == available)
+	if (info.pcsc_available == available && streq(info.pcsc_error, error))
 		return;
 	info.pcsc_available = available;
-	(void)model_daemon_info_put(w->model, &info);
+	strcpy_trunc(info.pcsc_error, sizeof(info.pcsc_error), error);
+	if (model_daemon_info_put(w->model, &info) > 0)
+		(void)model_update(w->model);
+}
+
+static void settle(struct pcsc_watch *w)
+{
+	if (w->settled)
+		return;
+	w->settled = true;
+	if (w->hooks.settled)
+		w->hooks.settled(w->hooks.userdata);
 }
 
 static void sighted_add(struct pcsc_watch *w, const char *reader)
@@ -759,6 +813,8 @@ static void sighted_del(struct pcsc_watch *w, const char *reader)
 
 static int start_worker(struct pcsc_watch *w);
 static int arm_wait(struct pcsc_watch *w);
+static int arm_inotify(struct pcsc_watch *w);
+static void went_down(struct pcsc_watch *w, bool was_up, LONG rv);
 
 static void join_worker(struct pcsc_watch *w)
 {
@@ -776,7 +832,7 @@ static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	int r;
 
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_debug("PC/SC: eventfd read failed: %m");
+		log_debug_errno(-errno, "PC/SC: eventfd read failed: %m");
 
 	pthread_mutex_lock(&w->lock);
 	q = w->queue;
@@ -790,7 +846,12 @@ static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		q = m->next;
 		switch (m->type) {
 		case MSG_UP:
-			set_available(w, true);
+			set_available(w, true, "");
+			break;
+		case MSG_SETTLED:
+			/* A context that got through its first look is no refusal. */
+			w->backoff_usec = 0;
+			settle(w);
 			break;
 		case MSG_CARD:
 			r = model_sighting_put(w->model, SIGHTING_PCSC, m->reader, &m->token,
@@ -813,10 +874,8 @@ static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdat
 				                            now_epoch());
 				w->n_sighted--;
 			}
-			set_available(w, false);
-			r = arm_wait(w);
-			if (r < 0)
-				log_debug_errno(r, "PC/SC: cannot watch for pcscd's socket: %m");
+			went_down(w, m->was_up, m->rv);
+			settle(w);
 			break;
 		}
 		free(m);
@@ -845,6 +904,7 @@ static void disarm_wait(struct pcsc_watch *w)
 {
 	w->inotify_source = sd_event_source_disable_unref(w->inotify_source);
 	w->retry_source = sd_event_source_disable_unref(w->retry_source);
+	w->backoff_source = sd_event_source_disable_unref(w->backoff_source);
 	w->inotify_dir[0] = 0;
 }
 
@@ -862,13 +922,68 @@ static void try_start(struct pcsc_watch *w)
 	}
 }
 
+static int on_backoff(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct pcsc_watch *w = userdata;
+
+	w->backoff_source = sd_event_source_disable_unref(w->backoff_source);
+	try_start(w);
+	return 0;
+}
+
+/* pcscd listens: try now, or after the backoff when the last attempt failed. */
+static void start_when_due(struct pcsc_watch *w)
+{
+	int r;
+
+	if (w->thread_running || w->backoff_source)
+		return;
+	if (w->backoff_usec == 0) {
+		try_start(w);
+		return;
+	}
+	r = sd_event_add_time_relative(w->event, &w->backoff_source, CLOCK_MONOTONIC,
+	                               w->backoff_usec, 0, on_backoff, w);
+	if (r < 0) {
+		log_debug_errno(r, "PC/SC: cannot arm the retry timer, trying now: %m");
+		try_start(w);
+		return;
+	}
+	(void)sd_event_source_set_description(w->backoff_source, "pcscd-backoff");
+}
+
+/* The worker ended. A pcscd that still listens dropped us: a refusal when we never got a
+ * context, a crash or restart otherwise. Either way the next attempt waits. */
+static void went_down(struct pcsc_watch *w, bool was_up, LONG rv)
+{
+	char error[ERROR_TEXT_MAX] = "";
+	bool alive = socket_alive(w->socket_path);
+	int r;
+
+	w->backoff_usec =
+	        w->backoff_usec ? MIN(w->backoff_usec * 2, BACKOFF_MAX_USEC) : BACKOFF_FIRST_USEC;
+	if (!was_up && alive)
+		snprintf(error, sizeof(error),
+		         "it accepts the connection, then ends it at SCardEstablishContext (%s, "
+		         "0x%08lX)",
+		         pcsc_stringify_error(rv), (unsigned long)rv);
+	set_available(w, false, error);
+	log_debug("PC/SC: %s; next attempt in %" PRIu64 " s", *error ? error : "pcscd went away",
+	          w->backoff_usec / 1000000u);
+	r = arm_inotify(w);
+	if (r < 0)
+		log_debug_errno(r, "PC/SC: cannot watch for pcscd's socket: %m");
+	if (alive)
+		start_when_due(w);
+}
+
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct pcsc_watch *w = userdata;
 
 	w->retry_source = sd_event_source_disable_unref(w->retry_source);
 	if (socket_alive(w->socket_path)) {
-		try_start(w);
+		start_when_due(w);
 		return 0;
 	}
 	if (++w->retries < SOCKET_RETRIES)
@@ -894,6 +1009,9 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	}
 	if (ev->len == 0 || !streq(ev->name, base))
 		return 0;
+	/* A new socket is a new pcscd (or its socket unit): it deserves a try at once. */
+	w->backoff_usec = 0;
+	w->backoff_source = sd_event_source_disable_unref(w->backoff_source);
 	if (socket_alive(w->socket_path)) {
 		try_start(w);
 		return 0;
@@ -907,8 +1025,8 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	return 0;
 }
 
-/* Waits for pcscd's socket: inotify on its directory, or the nearest existing parent. */
-static int arm_wait(struct pcsc_watch *w)
+/* inotify on the socket's directory, or the nearest existing parent. */
+static int arm_inotify(struct pcsc_watch *w)
 {
 	char dir[PATH_MAX];
 	int r;
@@ -930,9 +1048,19 @@ static int arm_wait(struct pcsc_watch *w)
 		(void)sd_event_source_set_description(w->inotify_source, "pcscd-socket");
 		strcpy_trunc(w->inotify_dir, sizeof(w->inotify_dir), dir);
 	}
+	return 0;
+}
+
+/* Waits for pcscd's socket to answer. */
+static int arm_wait(struct pcsc_watch *w)
+{
+	int r = arm_inotify(w);
+
+	if (r < 0)
+		return r;
 	/* pcscd may have come back before the watch was in place. */
 	if (socket_alive(w->socket_path))
-		try_start(w);
+		start_when_due(w);
 	return 0;
 }
 
@@ -950,7 +1078,8 @@ static int start_worker(struct pcsc_watch *w)
 	return 0;
 }
 
-int pcsc_watch_new(sd_event *e, struct model *m, struct pcsc_watch **ret)
+int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks,
+                   struct pcsc_watch **ret)
 {
 	_cleanup_(pcsc_watch_freep) struct pcsc_watch *w = NULL;
 	const char *sock = getenv("PCSCLITE_CSOCK_NAME");
@@ -964,6 +1093,8 @@ int pcsc_watch_new(sd_event *e, struct model *m, struct pcsc_watch **ret)
 	w->queue_tail = &w->queue;
 	w->event = sd_event_ref(e);
 	w->model = m;
+	if (hooks)
+		w->hooks = *hooks;
 	r = strcpy_bounded(w->socket_path, sizeof(w->socket_path),
 	                   !isempty(sock) && sock[0] == '/' ? sock : DEFAULT_SOCKET);
 	if (r < 0)
@@ -983,6 +1114,16 @@ int pcsc_watch_new(sd_event *e, struct model *m, struct pcsc_watch **ret)
 		return r;
 	*ret = TAKE_PTR(w);
 	return 0;
+}
+
+void pcsc_watch_kick(struct pcsc_watch *w)
+{
+	if (w->thread_running)
+		return;
+	w->backoff_usec = 0;
+	w->backoff_source = sd_event_source_disable_unref(w->backoff_source);
+	if (socket_alive(w->socket_path))
+		try_start(w);
 }
 
 int pcsc_watch_rescan(struct pcsc_watch *w)

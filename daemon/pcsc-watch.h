@@ -15,12 +15,16 @@
 
 #include "model.h"
 #include "types.h"
+#include "watch-hooks.h"
 
 struct pcsc_watch;
 
 /* Starts watching. pcscd being absent is not an error: the watcher then waits for its socket
- * (daemon_info.pcsc_available tells which). Returns 0 or -errno. */
-int pcsc_watch_new(sd_event *e, struct model *m, struct pcsc_watch **ret);
+ * (daemon_info.pcsc_available tells which; pcsc_error says why when pcscd refuses us). hooks
+ * (may be NULL) learns when the first look is complete: every card present at the first
+ * context read, or pcscd found absent or refusing. Returns 0 or -errno. */
+int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks,
+                   struct pcsc_watch **ret);
 /* Stops the worker thread (SCardCancel) and releases everything. Takes NULL. */
 struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w);
 static inline void pcsc_watch_freep(struct pcsc_watch **w)
@@ -28,6 +32,10 @@ static inline void pcsc_watch_freep(struct pcsc_watch **w)
 	if (*w)
 		pcsc_watch_free(*w);
 }
+
+/* Something changed that may let pcscd in again (a token was plugged in): a watcher waiting
+ * out its backoff tries at once, and the backoff starts over. */
+void pcsc_watch_kick(struct pcsc_watch *w);
 
 /* Re-reads every present card at the next occasion (e.g. after resume). */
 int pcsc_watch_rescan(struct pcsc_watch *w);

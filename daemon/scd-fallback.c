@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "card-openpgp.h"
+#include "gpgme-init.h"
 #include "scd-fallback.h"
 #include "worker-job.h"
 
@@ -484,18 +485,11 @@ static bool socket_accepts(const char *path)
 	return ok;
 }
 
-static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
-
-static void gpgme_init(void)
-{
-	(void)gpgme_check_version(NULL);
-}
-
 bool scd_agent_running(const char *gnupghome)
 {
 	char sock[512];
 
-	pthread_once(&gpgme_once, gpgme_init);
+	gpgme_init_once();
 	return agent_socket(gnupghome, sock, sizeof(sock)) >= 0 && socket_accepts(sock);
 }
 
@@ -740,7 +734,7 @@ int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, si
 	bool done;
 	int r;
 
-	pthread_once(&gpgme_once, gpgme_init);
+	gpgme_init_once();
 	memset(ret, 0, sizeof(*ret));
 	if (errsize > 0)
 		err[0] = 0;

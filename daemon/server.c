@@ -8,10 +8,23 @@
  * rather than slowing anyone else down. A client that breaks the protocol gets one error reply
  * and is closed once it is sent.
  *
+ * Crowds: ordinary connections and Watch subscribers are counted apart, each against its own cap.
+ * A connection that would pass max-clients evicts the connection idle longest (nothing queued,
+ * no call waiting): a client that holds a socket open and says nothing cannot lock the others
+ * out. Every non-Watch connection is closed after idle_usec without a call. Only when no one can
+ * be evicted is the newcomer refused, and then with a Varlink error (TooManyClients) it can read:
+ * we send it, half-close, and drain what it writes until it closes, so that its call never meets
+ * a reset.
+ *
+ * Start: until server_release(), io.keyctl calls are parked (the connection stops being read)
+ * and answered in order once the daemon has its first true picture; org.varlink.service calls
+ * are answered at once, so that a monitor can tell "starting" from "dead".
+ *
  * Does not: change the model (Reload calls main.c's handler), or talk to any watcher.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +45,10 @@
 #define SERVER_MAX_CLIENTS_DEFAULT 64u
 #define SERVER_QUEUE_MAX_DEFAULT (1024u * 1024u)
 #define SERVER_READ_SIZE 16384u
+#define SERVER_MAX_WATCHERS_DEFAULT 32u
+/* Refused clients lingering for their error to be read; more are closed at once. */
+#define SERVER_REFUSING_MAX 16u
+#define SERVER_REFUSE_LINGER_USEC (2ull * 1000000ull)
 #define SERVER_URL "https://github.com/keyctl/keyctl"
 
 /* org.varlink.service, as https://varlink.org/Service defines it, for GetInterfaceDescription. */
@@ -77,11 +94,16 @@ struct client {
 	struct client *next, *prev;
 	int fd;
 	sd_event_source *io;
-	sd_event_source *idle; /* armed while half a message waits for its end */
+	sd_event_source *idle; /* closes a connection without a call for idle_usec (not Watch) */
 	struct varlink_buffer in;
 	char *out; /* queued output: bytes [out_start, out_end) */
 	size_t out_start, out_end, out_alloc;
+	uint64_t last_active; /* CLOCK_MONOTONIC usec of the last call or the last bytes out */
+	char *parked; /* an io.keyctl call waiting for the daemon's start, NUL included */
+	size_t parked_len;
+	bool idle_partial; /* the idle timer counts from the first byte of an unfinished message */
 	bool watching; /* a Watch call is running: events go out as replies */
+	bool refusing; /* told TooManyClients: its input is drained until it closes */
 	bool closing; /* protocol broken or peer done: close once the queue is sent */
 	bool dead; /* closed; freed by the server's gc */
 };
@@ -94,16 +116,18 @@ struct server {
 	sd_event_source *gc;
 	char path[PATH_MAX]; /* "" when systemd passed the socket */
 	bool own_socket; /* we bound path, so we unlink it */
-	unsigned max_clients;
+	unsigned max_clients, max_watchers;
 	size_t queue_max;
 	uint64_t idle_usec;
 	struct client *clients;
-	unsigned n_clients; /* live ones */
+	unsigned n_clients; /* live ones, neither watching nor refused */
 	unsigned n_watching;
+	unsigned n_refusing;
 	server_reload_fn reload;
 	void *reload_userdata;
 	bool subscribed;
-	bool told_full, told_uid; /* log such a refusal once, not once per connection */
+	bool held; /* io.keyctl calls wait for server_release() */
+	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */
 };
 
 /* ---- client lifetime ---- */
@@ -118,6 +142,7 @@ static struct client *client_free(struct client *c)
 		close(c->fd);
 	varlink_buffer_done(&c->in);
 	free(c->out);
+	free(c->parked);
 	free(c);
 	return NULL;
 }
@@ -155,10 +180,21 @@ static void client_kill(struct client *c)
 	sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
 	/* shutdown() rather than close(): the fd number stays ours until the gc frees it. */
 	shutdown(c->fd, SHUT_RDWR);
-	srv->n_clients--;
-	if (c->watching)
+	if (c->refusing)
+		srv->n_refusing--;
+	else if (c->watching)
 		srv->n_watching--;
+	else
+		srv->n_clients--;
 	sd_event_source_set_enabled(srv->gc, SD_EVENT_ONESHOT);
+}
+
+static uint64_t server_now(const struct server *srv)
+{
+	uint64_t t = 0;
+
+	(void)sd_event_now(srv->event, CLOCK_MONOTONIC, &t);
+	return t;
 }
 
 static size_t client_queued(const struct client *c)
@@ -172,7 +208,8 @@ static void client_update_events(struct client *c)
 
 	if (c->dead)
 		return;
-	if (!c->closing)
+	/* A parked call is answered first: what follows it waits in the socket. */
+	if (!c->closing && !c->parked)
 		ev |= EPOLLIN;
 	if (client_queued(c) > 0)
 		ev |= EPOLLOUT;
@@ -194,11 +231,15 @@ static int client_flush(struct client *c)
 			return -errno;
 		}
 		c->out_start += (size_t)k;
+		c->last_active = server_now(c->server);
 	}
 	if (client_queued(c) == 0) {
 		c->out_start = c->out_end = 0;
 		if (c->closing)
 			return -ECONNRESET; /* all said: close */
+		/* The refusal is out: end our side, keep reading theirs until they close. */
+		if (c->refusing)
+			(void)shutdown(c->fd, SHUT_WR);
 	}
 	client_update_events(c);
 	return 0;
@@ -251,6 +292,22 @@ static int client_reply(struct client *c, json_object *params, bool continues)
 	int r;
 
 	r = varlink_reply_build(params, continues, &m, &n);
+	if (r < 0)
+		return r;
+	return client_send(c, m, n);
+}
+
+/* An error whose one parameter is the limit that was reached. */
+static int client_error_max(struct client *c, const char *error, unsigned max)
+{
+	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
+	_cleanup_(freep) char *m = NULL;
+	size_t n;
+	int r;
+
+	if (!p || json_object_object_add(p, "max", json_object_new_int64(max)) < 0)
+		return -ENOMEM;
+	r = varlink_error_build(error, p, &m, &n);
 	if (r < 0)
 		return r;
 	return client_send(c, m, n);
@@ -374,6 +431,11 @@ static int method_watch(struct client *c, const struct varlink_call *call)
 
 	if (!call->more)
 		return call->oneway ? 0 : client_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL, NULL);
+	/* The connection stays an ordinary one: it may retry later, or ask something else. */
+	if (c->server->n_watching >= c->server->max_watchers)
+		return call->oneway ? 0
+		                    : client_error_max(c, KEYCTL_ERROR_TOO_MANY_WATCHERS,
+		                                       c->server->max_watchers);
 	nt = model_tokens(m, &t);
 	nk = model_keys(m, &k);
 	nf = model_findings(m, &f);
@@ -381,6 +443,7 @@ static int method_watch(struct client *c, const struct varlink_call *call)
 	if (r < 0)
 		return r;
 	c->watching = true;
+	c->server->n_clients--;
 	c->server->n_watching++;
 	return client_reply(c, p, true);
 }
@@ -444,19 +507,26 @@ struct method {
 	const char *name;
 	int (*fn)(struct client *c, const struct varlink_call *call);
 	bool takes_parameters; /* checks them itself; the others take none */
+	bool waits_for_start; /* answers from the model: parked until server_release() */
 };
 
 static const struct method methods[] = {
-	{ "io.keyctl.GetStatus", method_get_status, false },
-	{ "io.keyctl.GetTokens", method_get_tokens, false },
-	{ "io.keyctl.GetKeys", method_get_keys, false },
-	{ "io.keyctl.GetFindings", method_get_findings, false },
-	{ "io.keyctl.Reload", method_reload, false },
-	{ "io.keyctl.Watch", method_watch, false },
-	{ "org.varlink.service.GetInfo", method_get_info, false },
-	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true },
+	{ "io.keyctl.GetStatus", method_get_status, false, true },
+	{ "io.keyctl.GetTokens", method_get_tokens, false, true },
+	{ "io.keyctl.GetKeys", method_get_keys, false, true },
+	{ "io.keyctl.GetFindings", method_get_findings, false, true },
+	{ "io.keyctl.Reload", method_reload, false, true },
+	{ "io.keyctl.Watch", method_watch, false, true },
+	{ "org.varlink.service.GetInfo", method_get_info, false, false },
+	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true,
+	  false },
 	{},
 };
+
+static bool interface_is(const char *method, size_t len, const char *interface)
+{
+	return strlen(interface) == len && strncmp(method, interface, len) == 0;
+}
 
 static const struct varlink_field no_params[] = { {} };
 
@@ -495,14 +565,17 @@ static int client_process(struct client *c, const char *msg, size_t len)
 		if (streq(m->name, call.method))
 			break;
 	if (!m->name) {
+		/* varlink_call_parse() checked the name: it has a dot. The interface is all
+		 * before the last one, compared whole ("io.Foo" is not a method of io.keyctl). */
+		size_t il;
+
 		dot = strrchr(call.method, '.');
-		if (strncmp(call.method, VARLINK_INTERFACE ".", dot - call.method + 1) != 0 &&
-		    strncmp(call.method, VARLINK_SERVICE_INTERFACE ".", dot - call.method + 1) !=
-		            0) {
+		il = (size_t)(dot - call.method);
+		if (!interface_is(call.method, il, VARLINK_INTERFACE) &&
+		    !interface_is(call.method, il, VARLINK_SERVICE_INTERFACE)) {
 			char iface[VARLINK_METHOD_MAX + 1];
 
-			strcpy_trunc(iface, MIN(sizeof(iface), (size_t)(dot - call.method) + 1),
-			             call.method);
+			strcpy_trunc(iface, MIN(sizeof(iface), il + 1), call.method);
 			return call.oneway ? 0
 			                   : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
 			                                  "interface", iface);
@@ -510,6 +583,14 @@ static int client_process(struct client *c, const char *msg, size_t len)
 		return call.oneway ? 0
 		                   : client_error(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method",
 		                                  call.method);
+	}
+	if (m->waits_for_start && c->server->held) {
+		c->parked = malloc(len);
+		if (!c->parked)
+			return -ENOMEM;
+		memcpy(c->parked, msg, len);
+		c->parked_len = len;
+		return 0;
 	}
 	if (!m->takes_parameters && call.parameters) {
 		bad = NULL;
@@ -525,48 +606,93 @@ static int on_client_idle(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct client *c = userdata;
 
-	log_debug("Client sent half a message and went quiet, closing");
+	if (c->idle_partial)
+		log_debug("Client sent half a message and went quiet, closing");
+	else if (!c->refusing)
+		log_debug("Closing a client that made no call for %" PRIu64 " s",
+		          c->server->idle_usec / 1000000u);
 	client_kill(c);
 	return 0;
 }
 
-static int client_update_idle(struct client *c)
+static int client_arm_idle(struct client *c, uint64_t usec)
 {
-	struct server *srv = c->server;
 	int r;
 
-	if (varlink_buffer_pending(&c->in) == 0)
-		return sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
-	if (c->idle) {
-		int on = SD_EVENT_OFF;
+	if (!c->idle)
+		return sd_event_add_time_relative(c->server->event, &c->idle, CLOCK_MONOTONIC, usec,
+		                                  0, on_client_idle, c);
+	r = sd_event_source_set_time_relative(c->idle, usec);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
+}
 
+/* Called after each read and each call: the idle clock restarts, except that half a message
+ * keeps the clock of its first byte (a trickle of bytes must not keep a connection forever). */
+static int client_update_idle(struct client *c)
+{
+	bool partial = varlink_buffer_pending(&c->in) > 0;
+	int on = SD_EVENT_OFF;
+
+	/* A Watch is idle by design; a parked call waits for us, not the other way round. */
+	if (c->watching || c->parked)
+		return c->idle ? sd_event_source_set_enabled(c->idle, SD_EVENT_OFF) : 0;
+	if (c->idle)
 		(void)sd_event_source_get_enabled(c->idle, &on);
-		if (on != SD_EVENT_OFF)
-			return 0; /* the clock runs from the first byte of the message */
-		r = sd_event_source_set_time_relative(c->idle, srv->idle_usec);
+	if (partial && c->idle_partial && on != SD_EVENT_OFF)
+		return 0;
+	c->idle_partial = partial;
+	return client_arm_idle(c, c->server->idle_usec);
+}
+
+/* Handles every complete message buffered, up to a parked one. Returns 0, or -errno to close. */
+static int client_drain(struct client *c)
+{
+	const char *msg;
+	size_t len;
+	int r;
+
+	while (!c->closing && !c->dead && !c->parked &&
+	       varlink_buffer_next(&c->in, &msg, &len) > 0) {
+		c->last_active = server_now(c->server);
+		r = client_process(c, msg, len);
 		if (r < 0)
 			return r;
-		return sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
 	}
-	return sd_event_add_time_relative(srv->event, &c->idle, CLOCK_MONOTONIC, srv->idle_usec, 0,
-	                                  on_client_idle, c);
+	if (c->dead)
+		return -ECONNRESET;
+	client_update_events(c);
+	return client_update_idle(c);
+}
+
+/* A refused client: what it writes is read and dropped until it closes. */
+static int client_read_refusing(struct client *c)
+{
+	char buf[SERVER_READ_SIZE];
+	ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (k < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	return k == 0 ? -ECONNRESET : 0;
 }
 
 /* Reads once and handles every complete message. Returns 0, or -errno to close. */
 static int client_read(struct client *c)
 {
 	char buf[SERVER_READ_SIZE];
-	const char *msg;
-	size_t len;
 	ssize_t k;
 	int r;
 
+	if (c->refusing)
+		return client_read_refusing(c);
 	k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 	if (k < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (k == 0) {
-		/* The peer is done sending; what it asked for is still answered. */
-		if (client_queued(c) == 0)
+		/* The peer is done sending; what it asked for is still answered. A parked call
+		 * reads nothing more, so this is a hang-up: nobody is left to answer. */
+		if (client_queued(c) == 0 || c->parked)
 			return -ECONNRESET;
 		c->closing = true;
 		client_update_events(c);
@@ -590,15 +716,7 @@ static int client_read(struct client *c)
 	}
 	if (r < 0)
 		return r;
-
-	while (!c->closing && !c->dead && varlink_buffer_next(&c->in, &msg, &len) > 0) {
-		r = client_process(c, msg, len);
-		if (r < 0)
-			return r;
-	}
-	if (c->dead)
-		return -ECONNRESET;
-	return client_update_idle(c);
+	return client_drain(c);
 }
 
 static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -622,7 +740,7 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
 	return 0;
 }
 
-static int client_new(struct server *srv, int fd)
+static int client_new(struct server *srv, int fd, bool refusing, struct client **ret)
 {
 	struct client *c;
 	int r;
@@ -634,8 +752,12 @@ static int client_new(struct server *srv, int fd)
 	}
 	c->server = srv;
 	c->fd = fd;
+	c->refusing = refusing;
+	c->last_active = server_now(srv);
 	varlink_buffer_init(&c->in, VARLINK_MESSAGE_MAX);
 	r = sd_event_add_io(srv->event, &c->io, fd, EPOLLIN, on_client_io, c);
+	if (r >= 0)
+		r = client_arm_idle(c, refusing ? SERVER_REFUSE_LINGER_USEC : srv->idle_usec);
 	if (r < 0) {
 		client_free(c);
 		return r;
@@ -644,7 +766,58 @@ static int client_new(struct server *srv, int fd)
 	if (c->next)
 		c->next->prev = c;
 	srv->clients = c;
-	srv->n_clients++;
+	if (refusing)
+		srv->n_refusing++;
+	else
+		srv->n_clients++;
+	if (ret)
+		*ret = c;
+	return 0;
+}
+
+/* Closes the ordinary connection idle longest: no call parked, nothing queued for it. */
+static bool server_evict_one(struct server *srv)
+{
+	struct client *oldest = NULL;
+
+	for (struct client *c = srv->clients; c; c = c->next) {
+		if (c->dead || c->watching || c->refusing || c->parked || client_queued(c) > 0)
+			continue;
+		if (!oldest || c->last_active <= oldest->last_active)
+			oldest = c;
+	}
+	if (!oldest)
+		return false;
+	if (!srv->told_evict)
+		log_notice("%u clients connected (max-clients): closing the one idle longest to "
+		           "make room, and so on for every newcomer",
+		           srv->n_clients);
+	srv->told_evict = true;
+	client_kill(oldest);
+	return true;
+}
+
+/* Every connection is busy: tell the newcomer so in Varlink, never with a bare reset. */
+static int server_refuse(struct server *srv, int fd)
+{
+	struct client *c;
+	int r;
+
+	if (!srv->told_full)
+		log_warning("Refusing a connection: %u clients connected, each with a call in "
+		            "progress (max-clients)",
+		            srv->n_clients);
+	srv->told_full = true;
+	if (srv->n_refusing >= SERVER_REFUSING_MAX) {
+		close(fd);
+		return 0;
+	}
+	r = client_new(srv, fd, true, &c);
+	if (r < 0)
+		return r;
+	r = client_error_max(c, KEYCTL_ERROR_TOO_MANY_CLIENTS, srv->max_clients);
+	if (r < 0)
+		client_kill(c);
 	return 0;
 }
 
@@ -654,8 +827,11 @@ static int server_admit(struct server *srv, int fd)
 	struct ucred cred;
 	socklen_t l = sizeof(cred);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0 || l != sizeof(cred)) {
-		int r = -errno;
+	int r = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0 ? -errno
+	        : l != sizeof(cred)                                    ? -EIO
+	                                                               : 0;
+
+	if (r < 0) {
 		close(fd);
 		return log_debug_errno(r, "Failed to get the peer's credentials, closing: %m");
 	}
@@ -670,16 +846,11 @@ static int server_admit(struct server *srv, int fd)
 		srv->told_uid = true;
 		return 0;
 	}
-	if (srv->n_clients >= srv->max_clients) {
-		close(fd);
-		if (!srv->told_full)
-			log_warning("Refusing a connection: %u clients connected (max-clients)",
-			            srv->n_clients);
-		srv->told_full = true;
-		return 0;
-	}
-	srv->told_full = false;
-	return client_new(srv, fd);
+	if (srv->n_clients >= srv->max_clients && !server_evict_one(srv))
+		return server_refuse(srv, fd);
+	if (srv->n_clients + 1 < srv->max_clients)
+		srv->told_full = srv->told_evict = false;
+	return client_new(srv, fd, false, NULL);
 }
 
 int server_add_connection(struct server *s, int fd)
@@ -934,6 +1105,8 @@ struct server *server_free(struct server *s)
 void server_set_limits(struct server *s, const struct server_config *cfg)
 {
 	s->max_clients = cfg && cfg->max_clients ? cfg->max_clients : SERVER_MAX_CLIENTS_DEFAULT;
+	s->max_watchers =
+	        cfg && cfg->max_watchers ? cfg->max_watchers : SERVER_MAX_WATCHERS_DEFAULT;
 	s->queue_max = cfg && cfg->queue_max ? cfg->queue_max : SERVER_QUEUE_MAX_DEFAULT;
 	s->idle_usec = cfg && cfg->idle_usec ? cfg->idle_usec : SERVER_IDLE_USEC_DEFAULT;
 }
@@ -951,5 +1124,40 @@ const char *server_socket_path(const struct server *s)
 
 unsigned server_n_clients(const struct server *s)
 {
-	return s->n_clients;
+	return s->n_clients + s->n_watching;
+}
+
+void server_hold(struct server *s)
+{
+	s->held = true;
+}
+
+void server_release(struct server *s)
+{
+	struct client *last = s->clients;
+
+	if (!s->held)
+		return;
+	s->held = false;
+	/* In connection order, oldest first: the list is newest first, so walk it backwards. */
+	while (last && last->next)
+		last = last->next;
+	for (struct client *c = last; c; c = c->prev) {
+		_cleanup_(freep) char *msg = NULL;
+		int r;
+
+		if (c->dead || !c->parked)
+			continue;
+		msg = TAKE_PTR(c->parked);
+		c->last_active = server_now(s);
+		r = client_process(c, msg, c->parked_len);
+		c->parked_len = 0;
+		if (r >= 0)
+			r = client_drain(c);
+		if (r < 0) {
+			if (r != -ECONNRESET && r != -EPIPE && r != -ENOBUFS)
+				log_debug_errno(r, "Closing client: %m");
+			client_kill(c);
+		}
+	}
 }

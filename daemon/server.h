@@ -20,9 +20,16 @@ struct server_config {
 	/* NULL or "": a socket passed by systemd (LISTEN_FDS), else $XDG_RUNTIME_DIR/keyctl/socket
 	 * (its directory created 0700; -ENXIO when XDG_RUNTIME_DIR is unset). */
 	const char *socket_path;
-	unsigned max_clients; /* connections beyond it are closed at once; 0: 64 */
+	/* Ordinary connections at once; a newcomer beyond it evicts the one idle longest, or is
+	 * refused with io.keyctl.TooManyClients when every one is busy; 0: 64. */
+	unsigned max_clients;
+	/* Watch subscribers at once, counted apart; one more gets io.keyctl.TooManyWatchers;
+	 * 0: 32. */
+	unsigned max_watchers;
 	size_t queue_max; /* bytes of output queued per client before it is dropped; 0: 1 MiB */
-	uint64_t idle_usec; /* how long half a message may wait for its end; 0: 30 s */
+	/* A connection without a call for this long is closed (Watch excepted); so is half a
+	 * message not finished this long after its first byte; 0: 30 s. */
+	uint64_t idle_usec;
 };
 
 /* Returns 0 and the reason "" on success; -errno and a reason for the client on failure. */
@@ -40,10 +47,16 @@ static inline void server_freep(struct server **s)
 		server_free(*s);
 }
 
-/* Applies max_clients, queue_max and idle_usec of cfg (socket_path is taken at start only).
- * Clients already connected stay when max_clients goes down; only new ones are refused. A
- * queue or idle limit counts from the next message. */
+/* Applies the limits of cfg (socket_path is taken at start only). Clients already connected
+ * stay when a cap goes down; newcomers evict or are refused. A queue or idle limit counts from
+ * the next message. */
 void server_set_limits(struct server *s, const struct server_config *cfg);
+
+/* Until server_release(), io.keyctl calls wait (parked, in order; their connections are not
+ * read further) while org.varlink.service calls are answered: the daemon is still starting
+ * and its answers would not be true yet. server_release() answers the parked calls at once. */
+void server_hold(struct server *s);
+void server_release(struct server *s);
 
 void server_set_reload_handler(struct server *s, server_reload_fn fn, void *userdata);
 
@@ -52,4 +65,5 @@ int server_add_connection(struct server *s, int fd);
 
 /* The path we listen on ("" when systemd passed the socket). */
 const char *server_socket_path(const struct server *s);
+/* Live connections, Watch subscribers included. */
 unsigned server_n_clients(const struct server *s);

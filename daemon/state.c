@@ -2,13 +2,21 @@
 /*
  * Remembered tokens: load at start, save after token events. The file is our own but lives in
  * the user's home, so it is read like any other input: bounded, parsed strictly by the wire codec,
- * and a bad file costs the memory, never the daemon. Saving is temp file, fsync, rename, fsync of
- * the directory, deferred to the end of the loop iteration so that a burst of events (a card
- * inserted: USB and PC/SC sightings) is one write.
+ * and a bad file costs the memory, never the daemon. Saving is deferred to the end of the loop
+ * iteration so that a burst of events (a card inserted: USB and PC/SC sightings) is one text; the
+ * loop formats it (cheap, and the model stays a loop-thread object) and hands it to one writer
+ * thread, which does the temp file, fsync, rename, fsync of the directory. Those can take seconds
+ * on a slow or busy disk, and on the loop they would stall every client. A text the writer has
+ * not taken yet is replaced by the newer one, so bursts still coalesce into one write.
+ *
+ * Does not: read the model from the writer thread, or retry a failed write (the next token event
+ * writes again).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +34,16 @@
 struct state {
 	sd_event *event;
 	struct model *model;
-	char path[PATH_MAX];
+	char path[PATH_MAX]; /* set before the writer starts, read-only after */
 	sd_event_source *defer;
+	bool subscribed;
+
+	pthread_t writer;
+	bool writer_running, lock_ready;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* signalled when pending or stopping changes */
+	char *pending; /* under lock: the newest text, not yet taken by the writer */
+	bool stopping; /* under lock: write what is pending, then end */
 };
 
 int state_parse(const uint8_t *p, size_t n, struct token *ret, size_t max)
@@ -113,17 +129,56 @@ int state_default_dir(char *buf, size_t size)
 	return k < 0 || (size_t)k >= size ? -ENAMETOOLONG : 0;
 }
 
+static void *writer_main(void *userdata)
+{
+	struct state *s = userdata;
+	bool failing = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		char *text;
+		int r;
+
+		while (!s->pending && !s->stopping)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (!s->pending)
+			break; /* stopping, and everything handed over is written */
+		text = TAKE_PTR(s->pending);
+		pthread_mutex_unlock(&s->lock);
+
+		r = file_write_atomic(s->path, text, strlen(text));
+		free(text);
+		/* A full disk costs the memory of this change, not the daemon; the next event
+		 * retries. Said once per spell of failures, not at every token event. */
+		if (r < 0 && !failing)
+			log_warning_errno(r, "Failed to save %s, ignoring: %m", s->path);
+		else if (r >= 0 && failing)
+			log_info("Saved %s again", s->path);
+		failing = r < 0;
+
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Formats the model's tokens on the loop thread and gives the text to the writer. */
 static int state_save(struct state *s)
 {
-	_cleanup_(freep) char *text = NULL;
 	const struct token *tokens;
 	size_t n = model_tokens(s->model, &tokens);
+	char *text = NULL;
 	int r;
 
 	r = state_format(tokens, n, &text);
 	if (r < 0)
 		return r;
-	return file_write_atomic(s->path, text, strlen(text));
+	pthread_mutex_lock(&s->lock);
+	free(s->pending);
+	s->pending = text;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 static int on_defer(sd_event_source *src, void *userdata)
@@ -131,10 +186,28 @@ static int on_defer(sd_event_source *src, void *userdata)
 	struct state *s = userdata;
 	int r = state_save(s);
 
-	/* A full disk costs the memory of this change, not the daemon; the next event retries. */
 	if (r < 0)
 		log_warning_errno(r, "Failed to save %s, ignoring: %m", s->path);
 	return sd_event_source_set_enabled(src, SD_EVENT_OFF);
+}
+
+/* With every signal blocked: the loop takes signals through a signalfd, which needs them blocked
+ * in every thread, or one could be delivered here and lost. */
+static int writer_start(struct state *s)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	r = pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (r != 0)
+		return -r;
+	r = pthread_create(&s->writer, NULL, writer_main, s);
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		return -r;
+	s->writer_running = true;
+	return 0;
 }
 
 static void on_event(struct model *m, const struct model_event *ev, void *userdata)
@@ -151,7 +224,7 @@ static void on_event(struct model *m, const struct model_event *ev, void *userda
 int state_new(sd_event *e, struct model *m, const char *dir, char *ret_error, size_t errsize,
               struct state **ret)
 {
-	_cleanup_(freep) struct state *s = calloc(1, sizeof(*s));
+	_cleanup_(state_freep) struct state *s = calloc(1, sizeof(*s));
 	_cleanup_(freep) uint8_t *buf = NULL;
 	_cleanup_(freep) struct token *tokens = NULL;
 	size_t n = 0;
@@ -180,15 +253,27 @@ int state_new(sd_event *e, struct model *m, const char *dir, char *ret_error, si
 			(void)model_token_put(m, &tokens[i]);
 	}
 
+	r = pthread_mutex_init(&s->lock, NULL);
+	if (r != 0)
+		return -r;
+	r = pthread_cond_init(&s->cond, NULL);
+	if (r != 0) {
+		pthread_mutex_destroy(&s->lock);
+		return -r;
+	}
+	s->lock_ready = true;
+	r = writer_start(s);
+	if (r < 0)
+		return r;
+
 	r = sd_event_add_defer(e, &s->defer, on_defer, s);
 	if (r < 0)
 		return r;
 	(void)sd_event_source_set_enabled(s->defer, SD_EVENT_OFF);
 	r = model_subscribe(m, on_event, s);
-	if (r < 0) {
-		sd_event_source_unref(s->defer);
+	if (r < 0)
 		return r;
-	}
+	s->subscribed = true;
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -197,11 +282,29 @@ struct state *state_free(struct state *s)
 {
 	if (!s)
 		return NULL;
-	model_unsubscribe(s->model, on_event, s);
-	/* A change still waiting for the end of its loop iteration is written now. */
-	if (s->defer && sd_event_source_get_enabled(s->defer, NULL) > 0)
-		(void)state_save(s);
-	sd_event_source_unref(s->defer);
+	if (s->subscribed)
+		model_unsubscribe(s->model, on_event, s);
+	/* A change still waiting for the end of its loop iteration is handed over now. */
+	if (s->defer && sd_event_source_get_enabled(s->defer, NULL) > 0 && s->writer_running) {
+		int r = state_save(s);
+
+		if (r < 0)
+			log_warning_errno(r, "Failed to save %s: %m", s->path);
+	}
+	s->defer = sd_event_source_disable_unref(s->defer);
+	/* The writer finishes what it was given before it ends: nothing is lost at shutdown. */
+	if (s->writer_running) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		(void)pthread_join(s->writer, NULL);
+	}
+	if (s->lock_ready) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+	}
+	free(s->pending);
 	free(s);
 	return NULL;
 }

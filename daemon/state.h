@@ -4,7 +4,8 @@
  * last seen, highest signature counter), so that "card not seen for 30 days" and "signature
  * counter went down" hold across logins. One JSON file in the state directory
  * ($STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/keyctl), written atomically after token
- * events, coalesced into one write per loop iteration.
+ * events, coalesced into one write per loop iteration (and one per burst while a write is still
+ * under way). The write itself runs on a thread of its own: a slow disk never stalls the loop.
  *
  * Does not: remember keys (the keyring is the truth for those) or notifications (the notifier's).
  */
@@ -27,8 +28,16 @@ int state_default_dir(char *buf, size_t size);
 
 struct state;
 /* Loads dir/tokens.json into the model (before anything subscribes, so no events), then
- * subscribes to keep it current. A missing file is an empty memory; a corrupt one is reported
- * through *ret_error (a sentence; "" when fine) and ignored. */
+ * subscribes to keep it current and starts the writer thread. A missing file is an empty memory;
+ * a corrupt one is reported through *ret_error (a sentence; "" when fine) and ignored. The model
+ * is read on the loop thread only. */
 int state_new(sd_event *e, struct model *m, const char *dir, char *ret_error, size_t errsize,
               struct state **ret);
+/* Hands over a change not yet saved and waits until the writer has written everything it was
+ * given (so it may block for as long as the disk takes). */
 struct state *state_free(struct state *s);
+static inline void state_freep(struct state **s)
+{
+	if (*s)
+		state_free(*s);
+}

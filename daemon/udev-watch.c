@@ -8,7 +8,9 @@
  *
  * The identification that needs no I/O beyond sysfs happens on the loop and is reported at once;
  * a YubiKey's serial through the OTP interface (libykpers-1, USB control transfers) is read on one
- * worker thread, whose results come back through an eventfd and update the sighting.
+ * worker thread, whose results come back through an eventfd and update the sighting. The first
+ * look is complete (hooks.settled) once the enumeration is done and every serial it asked the
+ * worker for has come back.
  *
  * Does not: decide what a token is (usb-ident.c and the table do), merge sightings (the model).
  */
@@ -72,6 +74,10 @@ struct udev_watch {
 	size_t n_jobs, n_results;
 	int efd;
 	sd_event_source *efd_source;
+
+	struct watch_hooks hooks;
+	size_t otp_outstanding; /* loop side: jobs queued whose result has not come back */
+	bool enumerated, settled;
 };
 
 static int64_t now_seconds(void)
@@ -151,6 +157,16 @@ static void otp_enqueue(struct udev_watch *w, const struct usb_device *d)
 	j->product = d->token.usb_product;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	w->otp_outstanding++;
+}
+
+static void maybe_settle(struct udev_watch *w)
+{
+	if (w->settled || !w->enumerated || w->otp_outstanding > 0)
+		return;
+	w->settled = true;
+	if (w->hooks.settled)
+		w->hooks.settled(w->hooks.userdata);
 }
 
 static bool yubikey_ambiguous(struct udev_watch *w, const struct usb_device *d)
@@ -290,6 +306,7 @@ static int on_monitor(sd_device_monitor *m, sd_device *dev, void *userdata)
 {
 	struct udev_watch *w = userdata;
 	sd_device_action_t action = _SD_DEVICE_ACTION_INVALID;
+	size_t before = w->n_devices;
 
 	if (sd_device_get_action(dev, &action) < 0)
 		return 0;
@@ -297,6 +314,8 @@ static int on_monitor(sd_device_monitor *m, sd_device *dev, void *userdata)
 	    action != SD_DEVICE_BIND)
 		return 0;
 	(void)device_process(w, dev, action);
+	if (w->n_devices != before && w->hooks.token_event)
+		w->hooks.token_event(w->hooks.userdata);
 	return 0;
 }
 
@@ -369,6 +388,8 @@ static int on_results(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 	for (size_t i = 0; i < n; i++)
 		otp_result_apply(w, &results[i]);
+	w->otp_outstanding -= MIN(n, w->otp_outstanding);
+	maybe_settle(w);
 	return 0;
 }
 
@@ -392,7 +413,8 @@ static int enumerate(struct udev_watch *w)
 	return 0;
 }
 
-int udev_watch_new(sd_event *e, struct model *m, struct udev_watch **ret)
+int udev_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks,
+                   struct udev_watch **ret)
 {
 	_cleanup_(udev_watch_freep) struct udev_watch *w = NULL;
 	int r;
@@ -403,6 +425,8 @@ int udev_watch_new(sd_event *e, struct model *m, struct udev_watch **ret)
 	w->efd = -1;
 	w->event = sd_event_ref(e);
 	w->model = m;
+	if (hooks)
+		w->hooks = *hooks;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 
@@ -437,6 +461,8 @@ int udev_watch_new(sd_event *e, struct model *m, struct udev_watch **ret)
 	r = enumerate(w);
 	if (r < 0)
 		return r;
+	w->enumerated = true;
+	maybe_settle(w);
 
 	*ret = TAKE_PTR(w);
 	return 0;

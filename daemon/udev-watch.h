@@ -12,11 +12,15 @@
 #include <systemd/sd-event.h>
 
 #include "model.h"
+#include "watch-hooks.h"
 
 struct udev_watch;
 
 /* Starts watching on the event loop e and enumerates present devices into m. */
-int udev_watch_new(sd_event *e, struct model *m, struct udev_watch **ret);
+/* hooks (may be NULL): settled once the start-up enumeration and the serials it asked for are
+ * in; token_event on each token plugged in or out afterwards. */
+int udev_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks,
+                   struct udev_watch **ret);
 struct udev_watch *udev_watch_free(struct udev_watch *w);
 static inline void udev_watch_freep(struct udev_watch **w)
 {

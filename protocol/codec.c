@@ -654,6 +654,7 @@ int codec_daemon_info_to_json(const struct daemon_info *d, json_object **ret)
 	if (!o || put_str(o, "version", d->version) < 0 || put_time(o, "started", d->started) < 0 ||
 	    put_time(o, "now", d->now) < 0 ||
 	    put_bool(o, "pcsc_available", d->pcsc_available) < 0 ||
+	    put_str(o, "pcsc_error", d->pcsc_error) < 0 ||
 	    put_str(o, "gnupghome", d->gnupghome) < 0 ||
 	    put_bool(o, "keyring_stale", d->keyring_stale) < 0 ||
 	    put_str(o, "keyring_error", d->keyring_error) < 0 ||
@@ -698,6 +699,7 @@ static const struct varlink_field daemon_info_table[] = {
 	F_TIME(struct daemon_info, started),
 	F_TIME(struct daemon_info, now),
 	F_BOOL(struct daemon_info, pcsc_available),
+	F_STR(struct daemon_info, pcsc_error, N),
 	F_STR(struct daemon_info, gnupghome, M),
 	F_BOOL(struct daemon_info, keyring_stale),
 	F_STR(struct daemon_info, keyring_error, M),

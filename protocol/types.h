@@ -188,6 +188,7 @@ struct daemon_info {
 	int64_t started; /* epoch seconds */
 	int64_t now;
 	bool pcsc_available;
+	char pcsc_error[ERROR_TEXT_MAX]; /* why pcscd refuses us; "" when it does not */
 	char gnupghome[256];
 	bool keyring_stale;
 	char keyring_error[ERROR_TEXT_MAX];

@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -31,6 +33,9 @@
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* The largest time_t (time_t is signed; systemd's time-util.h has the same definition). */
+#define TIME_T_MAX ((time_t)((UINTMAX_C(1) << ((sizeof(time_t) << 3) - 1)) - 1))
 
 static inline void freep(void *p)
 {

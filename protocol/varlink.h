@@ -45,6 +45,8 @@ static inline void json_object_putp(json_object **o)
 #define KEYCTL_ERROR_NOT_AVAILABLE "io.keyctl.NotAvailable"
 #define KEYCTL_ERROR_RELOAD_FAILED "io.keyctl.ReloadFailed"
 #define KEYCTL_ERROR_MESSAGE_TOO_LARGE "io.keyctl.MessageTooLarge"
+#define KEYCTL_ERROR_TOO_MANY_CLIENTS "io.keyctl.TooManyClients"
+#define KEYCTL_ERROR_TOO_MANY_WATCHERS "io.keyctl.TooManyWatchers"
 
 /* io.keyctl.varlink, embedded at build time (the text GetInterfaceDescription returns). */
 extern const char varlink_keyctl_interface[];

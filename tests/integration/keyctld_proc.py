@@ -49,12 +49,12 @@ class Keyctld:
     def pid(self):
         return self.proc.pid if self.proc else None
 
-    def start(self, args=(), timeout=60):
-        """Starts the daemon; True once its socket answers GetStatus."""
+    def start(self, args=(), timeout=60, wait=True):
+        """Starts the daemon; True once its socket answers GetStatus (at once when not wait)."""
         self.proc = procs.spawn(self.label, self.prefix + [KEYCTLD, '--foreground'] + list(args),
                                 env=self.env, stdout=subprocess.DEVNULL,
                                 stderr=open(self.log_path, 'a'))
-        return bool(self.wait(lambda s: True, timeout))
+        return bool(self.wait(lambda s: True, timeout)) if wait else True
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 	(void)model_daemon_info_put(m, &info);
 	r = model_subscribe(m, on_event, NULL);
 	if (r >= 0)
-		r = pcsc_watch_new(e, m, &w);
+		r = pcsc_watch_new(e, m, NULL, &w);
 	if (r < 0)
 		return log_error_errno(r, "Cannot watch PC/SC: %m"), EXIT_FAILURE;
 	(void)sd_event_add_signal(e, NULL, SIGTERM, NULL, NULL);

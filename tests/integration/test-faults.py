@@ -11,7 +11,7 @@
 # daemon); SIGHUP and Reload with a broken configuration (the old one stays in force: warning-days
 # and max-clients); 500 simultaneous clients, slow readers, a 16 MiB write and half-messages while
 # another client's answers stay complete and right. Exit 77 when the bed cannot run here.
-import os, shutil, signal, socket, stat, subprocess, sys, time
+import os, select, shutil, signal, socket, stat, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb
@@ -336,39 +336,45 @@ def broken_reload(kr, exp, prefix):
         s = d.status()
         check(s is not None and s['daemon']['warning_days'] == 10,
               'after the broken reload warning-days is still 10')
+        def is_closed(conn):
+            r, _, _ = select.select([conn.sock], [], [], 0)
+            if not r:
+                return False
+            try:
+                return not conn.sock.recv(4096, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return False
+            except ConnectionResetError:
+                return True
+
         for _ in range(6):
-            c = varlink_raw.Conn(d.socket)
-            held.append(c)
-        # The 6 held connections fill max-clients; a 7th is refused (closed without an answer).
+            held.append(varlink_raw.Conn(d.socket))
+            time.sleep(0.05)  # one after the other: "idle longest" is well defined
+        # The 6 held connections fill max-clients; a 7th evicts the one idle longest.
         extra = varlink_raw.Conn(d.socket)
         held.append(extra)
-        try:
-            extra.send('io.keyctl.GetStatus')
-            refused = extra.recv(timeout=10) is None
-        except (OSError, socket.timeout):
-            refused = True
-        check(refused, 'max-clients 6 still in force after the broken reload (7th refused)')
-        first = held[0].call('io.keyctl.GetStatus', timeout=30)
-        check(first is not None and 'parameters' in first, 'a held client is still answered')
+        r = extra.call('io.keyctl.GetStatus', timeout=30)
+        check(r is not None and 'parameters' in r, 'max-clients 6: a 7th client is served')
+        check(held[0].closed_by_peer(timeout=10) and not any(is_closed(c) for c in held[1:6]),
+              'max-clients 6 still in force after the broken reload (the oldest idle one '
+              'evicted, the other 5 kept)')
 
-        # A good reload applies max-clients at once: with 6 held there is room for 2 more.
+        # A good reload applies max-clients at once: with 6 connected there is room for 2 more.
         d.write_conf('[daemon]\nmax-clients = 8\n[expiry]\nwarning-days = 9\n')
-        r = held[0].call('io.keyctl.Reload', timeout=30)
+        r = extra.call('io.keyctl.Reload', timeout=30)
         check(r is not None and 'error' not in r, 'Reload with max-clients 8: accepted')
         more = [varlink_raw.Conn(d.socket) for _ in range(2)]
         held.extend(more)
-        def status_or_none(conn):
-            try:
-                return conn.call('io.keyctl.GetStatus', timeout=30)
-            except OSError:  # refused: closed by the daemon before we wrote
-                return None
-        answers = [status_or_none(m) for m in more]
+        answers = [m.call('io.keyctl.GetStatus', timeout=30) for m in more]
         check(all(a is not None and a.get('parameters', {}).get('daemon', {})
                   .get('warning_days') == 9 for a in answers),
               'after the reload the 7th and 8th clients are answered (warning-days 9)')
+        check(not any(is_closed(c) for c in held[1:6]), 'max-clients 8: nobody evicted for them')
         ninth = varlink_raw.Conn(d.socket)
         held.append(ninth)
-        check(ninth.closed_by_peer(timeout=10), 'max-clients 8: a 9th is refused')
+        r = ninth.call('io.keyctl.GetStatus', timeout=30)
+        check(r is not None and 'parameters' in r and held[1].closed_by_peer(timeout=10),
+              'max-clients 8: a 9th is served and evicts the one idle longest')
         same_daemon(d, pid, 'broken reload')
     finally:
         for c in held:

@@ -58,13 +58,24 @@ class Daemon:
 
 
 class Canary:
-    """The well-behaved client: one long-lived connection asking GetStatus."""
+    """The well-behaved client: one long-lived connection asking GetStatus. Like any careful
+    client it connects again when the daemon closed the connection while it was idle (after
+    client-idle-sec, or evicted by a crowd), never in the middle of a call."""
 
     def __init__(self, d, key):
         self.d, self.key = d, key
         self.conn = vr.Conn(d.socket)
+        self.reconnects = 0
+
+    def _idle_closed(self):
+        r, _, _ = select.select([self.conn.sock], [], [], 0)
+        return bool(r) and self.conn.closed_by_peer(0.1)
 
     def right(self):
+        if self._idle_closed():
+            self.conn.close()
+            self.conn = vr.Conn(self.d.socket)
+            self.reconnects += 1
         r = self.conn.call('io.keyctl.GetStatus', timeout=15)
         if not r or 'parameters' not in r:
             return False, r
@@ -184,6 +195,11 @@ def test_errors(d):
              {'method': 'org.varlink.service.Nope'}),
             (('com.example.foo.GetStatus',), 'org.varlink.service.InterfaceNotFound',
              {'interface': 'com.example.foo'}),
+            # The interface is compared whole, not as a prefix of ours.
+            (('org.varlink.GetInfo',), 'org.varlink.service.InterfaceNotFound',
+             {'interface': 'org.varlink'}),
+            (('io.keyctlx.GetStatus',), 'org.varlink.service.InterfaceNotFound',
+             {'interface': 'io.keyctlx'}),
             (('org.varlink.service.GetInterfaceDescription', {'interface': 'com.example.x'}),
              'org.varlink.service.InterfaceNotFound', {'interface': 'com.example.x'}),
             (('org.varlink.service.GetInterfaceDescription', {'interface': 5}),
@@ -316,63 +332,89 @@ def test_half_message(d, canary, baseline):
     fds_back(d, baseline, 'half a message')
 
 
-def test_many_connections(d, canary, baseline, n_live):
-    conns, refused = [], 0
-    for i in range(500):
+def open_idle(d, n):
+    """n connections that never send anything, in order."""
+    conns = []
+    for i in range(n):
         c = vr.Conn(d.socket, connect=False)
-        try:
-            c.sock.settimeout(10)
-            c.sock.connect(d.socket)
-        except OSError:
-            refused += 1
-            c.close()
-            continue
+        c.sock.settimeout(10)
+        c.sock.connect(d.socket)
         conns.append(c)
-    # Each connection either gets closed by the daemon or is served: tell them apart with poll.
-    p = select.poll()
-    by_fd = {c.fileno(): c for c in conns}
-    for fd in by_fd:
-        p.register(fd, select.POLLIN | select.POLLHUP)
-    closed = set()
-    end = time.monotonic() + 20
-    want_closed = len(conns) - (64 - n_live)
-    while time.monotonic() < end and len(closed) < want_closed:
-        for fd, ev in p.poll(500):
-            if fd in closed:
-                continue
-            try:
-                data = by_fd[fd].sock.recv(4096, socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                continue
-            except ConnectionResetError:
-                data = b''
-            if not data:
-                closed.add(fd)
-                p.unregister(fd)
-    time.sleep(1)  # let stragglers in: the count must not keep falling
-    for fd, ev in p.poll(0):
-        try:
-            if not by_fd[fd].sock.recv(4096, socket.MSG_DONTWAIT):
-                closed.add(fd)
-        except (BlockingIOError, ConnectionResetError):
-            pass
-    kept = [c for c in conns if c.fileno() not in closed]
-    print(f'     500 connections: {len(conns)} connected, {refused} refused by connect(), '
-          f'{len(closed)} closed by the daemon, {len(kept)} kept ({n_live} were live before)')
-    check(len(kept) == 64 - n_live, f'max-clients 64: exactly {64 - n_live} of 500 kept ({len(kept)})')
-    served = 0
-    for c in kept[:10]:
+    return conns
+
+
+def closed_now(c):
+    r, _, _ = select.select([c.sock], [], [], 0)
+    if not r:
+        return False
+    try:
+        return not c.sock.recv(4096, socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_many_connections(d, canary, baseline, n_live):
+    """500 idle connections: the oldest are evicted so that max-clients (64) hold, and every
+    newcomer, keyctl-status and a Watch included, is served; then client-idle-sec closes the
+    rest."""
+    watch = vr.Conn(d.socket)
+    first = watch.call('io.keyctl.Watch', more=True, timeout=15)
+    check(first and first.get('parameters', {}).get('event', {}).get('type') == 'state',
+          'a Watch before the crowd gets its "state"')
+    t0 = time.monotonic()
+    conns = open_idle(d, 500)
+    time.sleep(0.5)  # the daemon accepts in batches; let it catch up
+    open_now = [c for c in conns if not closed_now(c)]
+    dt = time.monotonic() - t0
+    print(f'     500 idle connections in {dt:.1f} s: {len(open_now)} still open')
+    check(len(open_now) <= 64, f'at most max-clients (64) of 500 idle connections kept ({len(open_now)})')
+    check(open_now == conns[-len(open_now):] and len(open_now) >= 60,
+          f'the ones kept are the newest ({len(open_now)}; oldest-first eviction)')
+    check(vr.fd_count(d.pid) <= baseline + 64 + 2,
+          f'the daemon holds at most 64 of them ({vr.fd_count(d.pid)} fds, baseline {baseline})')
+    # A newcomer among the crowd is served: raw, keyctl-status, and the Watch still flows.
+    with vr.Conn(d.socket) as c:
         r = c.call('io.keyctl.GetTokens', timeout=15)
-        served += bool(r and 'tokens' in r.get('parameters', {}))
-    check(served == min(10, len(kept)), f'the kept connections are served ({served})')
-    canary.check('500 connections')
-    check('max-clients' in d.log(), 'the daemon logs the refusal (max-clients)')
+        check(r and 'tokens' in r.get('parameters', {}), 'with 500 idle connections a newcomer is served')
+    st = subprocess.run([os.environ['KEYCTL_STATUS'], '--json'], env=d.env, capture_output=True,
+                        text=True, timeout=30)
+    check(st.returncode in (0, 1, 2) and '"tokens"' in st.stdout,
+          f'with 500 idle connections keyctl-status is served (exit {st.returncode}) {st.stderr.strip()[-200:]}')
+    vr.call_once(d.socket, 'io.keyctl.Reload', timeout=15)
+    ev = watch.recv(timeout=15)
+    check(ev is not None and 'event' in ev.get('parameters', {}),
+          'the Watch opened before the crowd still gets events (after a Reload)')
+    check('max-clients' in d.log() and 'idle longest' in d.log(),
+          'the daemon logs the eviction once (max-clients)')
+    # client-idle-sec (3 s here): the idle ones go, the Watch stays.
+    check(wait_until(lambda: all(closed_now(c) for c in open_now), 15),
+          'after client-idle-sec every idle connection is closed')
+    with vr.Conn(d.socket) as c:
+        r = c.call('io.keyctl.GetStatus', timeout=15)
+        check(r and 'parameters' in r, 'a new connection is admitted again')
+    watch.sock.settimeout(0)
+    check(not closed_now(watch), 'the Watch subscriber outlives client-idle-sec')
     for c in conns:
         c.close()
+    watch.close()
+    canary.check('500 connections')
     fds_back(d, baseline, '500 connections')
+
+
+def test_idle_timeout(d, canary, baseline):
+    """A connection that made a call and stays silent is closed after client-idle-sec."""
     with vr.Conn(d.socket) as c:
-        r = c.call('io.keyctl.GetTokens')
-        check(r and 'tokens' in r.get('parameters', {}), 'a new connection is admitted again')
+        r = c.call('io.keyctl.GetTokens', timeout=15)
+        check(r and 'tokens' in r.get('parameters', {}), 'idle test: first call answered')
+        t0 = time.monotonic()
+        closed = c.closed_by_peer(15)
+        dt = time.monotonic() - t0
+        check(closed and 2.5 <= dt <= 6, f'a connection silent after its call is closed after '
+              f'client-idle-sec = 3 ({dt:.1f} s)')
+    check('made no call for 3 s' in d.log(), 'the daemon logs the idle close (debug)')
+    canary.check('an idle connection')
 
 
 class Reader(threading.Thread):
@@ -569,6 +611,7 @@ def run(d, kr, key, filler, card, pcscd):
         lambda: test_garbage(d, canary, baseline),
         lambda: test_too_large(d, canary, baseline),
         lambda: test_many_connections(d, canary, baseline, n_live=1),
+        lambda: test_idle_timeout(d, canary, baseline),
         lambda: test_other_uid(d, canary, baseline),
         lambda: test_slow_watcher(d, kr, filler, canary, baseline),
         lambda: test_half_message(d, canary, baseline),

@@ -106,7 +106,7 @@ int main(void)
 		fprintf(stderr, "probe: setup failed\n");
 		return 1;
 	}
-	r = udev_watch_new(e, m, &w);
+	r = udev_watch_new(e, m, NULL, &w);
 	if (r < 0) {
 		fprintf(stderr, "probe: udev_watch_new: %s\n", strerror(-r));
 		return 1;

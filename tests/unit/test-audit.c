@@ -87,12 +87,13 @@ static void world_init(struct world *w)
 
 static void world_run(struct world *w, const char *default_key)
 {
+	struct audit_daemon dmn = { .default_key = default_key, .keys_listed = true };
+
 	free(w->f);
 	w->f = NULL;
 	expiry_apply(&w->key, 1, &w->cfg, NOW);
 	audit_match(w->tokens, w->n_tokens, &w->key, 1);
-	ASSERT_OK(audit_run(w->tokens, w->n_tokens, &w->key, 1, &w->cfg, default_key, NOW, &w->f,
-	                    &w->n));
+	ASSERT_OK(audit_run(w->tokens, w->n_tokens, &w->key, 1, &w->cfg, &dmn, NOW, &w->f, &w->n));
 	for (size_t i = 0; i < w->n; i++)
 		fprintf(stderr, "    [%s] %s: %s | %s\n", level_to_string(w->f[i].level),
 		        w->f[i].rule, w->f[i].message, w->f[i].hint);

@@ -110,13 +110,14 @@ TEST(daemon_round_trip)
 
 	t.present = false;
 	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "reader", &t, 1790000000));
-	/* The write waits for the end of the loop iteration. */
+	/* The write waits for the end of the loop iteration, and then for the writer thread,
+	 * which state_free() waits for. */
 	snprintf(path, sizeof(path), "%s/tokens.json", dir);
 	ASSERT_TRUE(stat(path, &st) < 0);
 	ASSERT_OK(sd_event_run(e, 0));
+	s = state_free(s);
 	ASSERT_OK(stat(path, &st));
 	ASSERT_EQ(st.st_mode & 0777, 0600);
-	s = state_free(s);
 
 	ASSERT_OK(model_new(&m2));
 	ASSERT_OK(state_new(e, m2, dir, err, sizeof(err), &s));
