@@ -261,9 +261,8 @@ static void daemon_ready(struct daemon *d)
 	if (d->ready)
 		return;
 	d->ready = true;
-	if (d->server)
-		server_release(d->server);
 	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &t);
+	/* READY=1 before the first reply: whoever got an answer may count on systemd's word. */
 	if (d->start_pending == 0) {
 		d->start_timer = sd_event_source_disable_unref(d->start_timer);
 		log_info("Ready after %" PRIu64 " ms: keyring listed, tokens present read",
@@ -275,6 +274,8 @@ static void daemon_ready(struct daemon *d)
 		            starting_text(d, (char[ERROR_TEXT_MAX]){}, ERROR_TEXT_MAX));
 		(void)sd_notify(false, "READY=1\nSTATUS=Starting: answers may be incomplete");
 	}
+	if (d->server)
+		server_release(d->server);
 }
 
 /* One START_* is in. Ready when none is left; after an overdue start, the finding's words

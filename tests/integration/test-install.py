@@ -69,7 +69,9 @@ def main():
                  ("keyctld.service", "keyctld.socket", "keyctl-notify.service")]
         want += [os.path.join(udevdir, "rules.d", "70-keyctl.rules"),
                  os.path.join(completions, "keyctl-status"),
-                 os.path.join(datadir, "doc", "keyctl", "keyctl.conf.example")]
+                 os.path.join(datadir, "doc", "keyctl", "keyctl.conf.example"),
+                 os.path.join(datadir, "doc", "keyctl", "polkit.md"),
+                 os.path.join(datadir, "doc", "keyctl", "polkit-70-keyctl-pcsc.rules")]
         if man:
             want += [os.path.join(mandir, m) for m in
                      ("man1/keyctl-status.1", "man1/keyctl-notify.1", "man5/keyctl.conf.5",

@@ -10,10 +10,7 @@ ends the wait at once; and when a real pcscd takes the socket over, the card is 
 finding clears. Every process is stopped by pid, also on failure.
 """
 import os
-import socket
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.environ.get("KEYCTL_SRCDIR", "."), "tests", "bed"))
@@ -37,43 +34,6 @@ from testlib import check, wait_until, failures  # noqa: E402
 SERIAL = "34567890"
 
 
-class Refuser(threading.Thread):
-    """A listening socket that accepts and closes at once; remembers when."""
-
-    def __init__(self, path):
-        super().__init__(daemon=True)
-        self.path = path
-        if os.path.exists(path):
-            os.unlink(path)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(64)
-        self.accepted = []
-        self.stopped = False
-        self.start()
-
-    def run(self):
-        while not self.stopped:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted.append(time.monotonic())
-            c.close()
-
-    def stop(self):
-        self.stopped = True
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-
-
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -85,7 +45,7 @@ def refused_finding(s):
 
 
 def run(pcscd, kr, key):
-    ref = Refuser(pcscd.socket)
+    ref = kb.Refuser(pcscd.socket)
     d = Keyctld(dict(kr.env, **UDEV_ENV), label="keyctld-refused")
     try:
         t0 = time.monotonic()
