@@ -284,8 +284,16 @@ def clock_jump(kr, exp, prefix):
     asan = ':'.join(filter(None, [os.environ.get('ASAN_OPTIONS', ''),
                                   'allocator_release_to_os_interval_ms=-1']))
     # faketime-monotonic.c first: libfaketime would also shift the loop's monotonic timerfds.
-    fix = os.environ.get('FAKETIME_MONOTONIC_FIX', '')
-    preload = ':'.join(filter(None, [fix if os.path.exists(fix) else '', lib]))
+    # Built here with the plain compiler: the build's sanitizer and coverage flags would make
+    # it need their runtimes in every process it is preloaded into.
+    fix = os.path.join(procs.tmpdir('keyctl-qa-fix-'), 'faketime-monotonic.so')
+    r = subprocess.run(['cc', '-O2', '-D_GNU_SOURCE', '-shared', '-fPIC', '-o', fix,
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                     'faketime-monotonic.c'), '-ldl'],
+                       capture_output=True, text=True)
+    if not check(r.returncode == 0, 'the clock-jump preload builds', r.stderr[-1000:]):
+        return
+    preload = fix + ':' + lib
     d = Keyctld(kr.env, prefix=prefix, label='keyctld-faketime', extra_env={
         'LD_PRELOAD': preload, 'FAKETIME_TIMESTAMP_FILE': tsfile, 'FAKETIME_NO_CACHE': '1',
         'FAKETIME_DONT_FAKE_MONOTONIC': '1', 'FAKETIME_DONT_RESET': '1', 'ASAN_OPTIONS': asan})
