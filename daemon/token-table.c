@@ -15,14 +15,11 @@
 #define FIDO USB_IFACE_FIDO
 #define CCID USB_IFACE_CCID
 
-#define YUBICO(pid, ifs, name)                                             \
-	{                                                                  \
-		0x1050, pid, TOKEN_KIND_YUBIKEY, ifs, "Yubico", name, true \
-	}
-#define NITROKEY(pid, ifs, name)                                              \
-	{                                                                     \
-		0x20a0, pid, TOKEN_KIND_NITROKEY, ifs, "Nitrokey", name, true \
-	}
+/* clang-format 14 and 19 lay brace-initialiser macros out differently: kept as written. */
+/* clang-format off */
+#define YUBICO(pid, ifs, name) { 0x1050, pid, TOKEN_KIND_YUBIKEY, ifs, "Yubico", name, true }
+#define NITROKEY(pid, ifs, name) { 0x20a0, pid, TOKEN_KIND_NITROKEY, ifs, "Nitrokey", name, true }
+/* clang-format on */
 
 static const struct token_model table[] = {
 	/* Solo by SoloKeys uses ST's vendor id; the FIDO-only keys of other makers */

@@ -101,19 +101,16 @@ int varlink_buffer_next(struct varlink_buffer *b, const char **ret_msg, size_t *
 	return 1;
 }
 
-int varlink_message_parse(const char *msg, size_t len, json_object **ret)
+/* One whole JSON value with the given tokener flags, nothing but whitespace after it. */
+static int parse_whole(const char *msg, size_t len, int flags, json_object **ret)
 {
-	struct json_tokener *tok;
+	struct json_tokener *tok = json_tokener_new_ex(VARLINK_DEPTH_MAX);
 	json_object *o;
 	size_t end;
 
-	if (len > INT32_MAX)
-		return -EMSGSIZE;
-	tok = json_tokener_new_ex(VARLINK_DEPTH_MAX);
 	if (!tok)
 		return -ENOMEM;
-	/* Strict: no trailing commas, single quotes, NaN, comments: what a Varlink peer sends. */
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(tok, flags);
 	o = json_tokener_parse_ex(tok, msg, (int)len);
 	if (!o || json_tokener_get_error(tok) != json_tokener_success) {
 		json_object_put(o);
@@ -127,6 +124,46 @@ int varlink_message_parse(const char *msg, size_t len, json_object **ret)
 			json_object_put(o);
 			return -EBADMSG;
 		}
+	*ret = o;
+	return 0;
+}
+
+/*
+ * Strict (no trailing commas, comments or single-quoted values; json-c's strict mode still lets
+ * single-quoted keys and NaN through, in 0.16 and 0.18 alike) and valid UTF-8. json-c 0.18's strict
+ * mode rejects every byte of 0x80 and above inside strings, valid UTF-8 too (json-c issue 892: the
+ * control-character test sees a signed char), so a message with such bytes is judged twice: its
+ * syntax strictly on a copy whose non-ASCII bytes are all 'x' (they can only stand inside strings,
+ * where 'x' is as good; outside them 'x' is an error too), and its UTF-8 and values by the lenient
+ * parser on the original.
+ */
+int varlink_message_parse(const char *msg, size_t len, json_object **ret)
+{
+	const int strict = JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8;
+	_cleanup_(freep) char *ascii = NULL;
+	json_object *o = NULL;
+	bool wide = false;
+	int r;
+
+	if (len > INT32_MAX)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < len && !wide; i++)
+		wide = (unsigned char)msg[i] >= 0x80;
+	if (wide) {
+		ascii = malloc(len);
+		if (!ascii)
+			return -ENOMEM;
+		for (size_t i = 0; i < len; i++)
+			ascii[i] = (unsigned char)msg[i] >= 0x80 ? 'x' : msg[i];
+		r = parse_whole(ascii, len, strict, &o);
+		json_object_put(o);
+		o = NULL;
+		if (r < 0)
+			return r;
+	}
+	r = parse_whole(msg, len, wide ? JSON_TOKENER_VALIDATE_UTF8 : strict, &o);
+	if (r < 0)
+		return r;
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return -EBADMSG;

@@ -381,6 +381,34 @@ TEST(interface_embedded)
 	            NULL);
 }
 
+/* Non-ASCII UTF-8 in strings (a user id "Jürgen"): accepted and kept byte for byte, while the
+ * strict rules still hold around it. json-c 0.18's strict mode alone rejects such bytes (json-c
+ * issue 892); this runs on both legs, json-c 0.16 and 0.18. */
+TEST(parse_utf8_strict)
+{
+	json_object *o = NULL, *v;
+
+	ASSERT_OK(parse("{\"uid\":\"J\xc3\xbcrgen \\\"\xc3\xbcn\xc3\xaf"
+	                "c\xc3\xb6"
+	                "d\xc3\xa9\\\"\"}",
+	                &o));
+	ASSERT_TRUE(json_object_object_get_ex(o, "uid", &v));
+	ASSERT_STREQ(json_object_get_string(v), "J\xc3\xbcrgen \"\xc3\xbcn\xc3\xaf"
+	                                        "c\xc3\xb6"
+	                                        "d\xc3\xa9\"");
+	json_object_put(o);
+	ASSERT_OK(parse("{\"\xe2\x82\xac\":[\"\xf0\x9f\x94\x91\"]}", &o)); /* key, 4-byte */
+	json_object_put(o);
+
+	ASSERT_ERR(parse("{\"a\":\"\xc3\xbc\",}", &o), EBADMSG); /* trailing comma */
+	ASSERT_ERR(parse("{\"a\":'\xc3\xbc'}", &o), EBADMSG); /* single quotes */
+	ASSERT_ERR(parse("{\"a\":\"\xc3\xbc\" /* c */}", &o), EBADMSG); /* comment */
+	ASSERT_ERR(parse("{\"a\":\xc3\xbc}", &o), EBADMSG); /* outside a string */
+	ASSERT_ERR(parse("{\"a\":\"\xc3\"}", &o), EBADMSG); /* cut sequence */
+	ASSERT_ERR(parse("{\"a\":\"\xc3\xbc\"} x", &o), EBADMSG); /* trailing garbage */
+	ASSERT_ERR(parse("[\"\xc3\xbc\"]", &o), EBADMSG); /* not an object */
+}
+
 int main(void)
 {
 	RUN(framing_split);
@@ -388,6 +416,7 @@ int main(void)
 	RUN(framing_boundary);
 	RUN(framing_many_small);
 	RUN(parse_bounds);
+	RUN(parse_utf8_strict);
 	RUN(call_checks);
 	RUN(build_and_reply);
 	RUN(dispatch);

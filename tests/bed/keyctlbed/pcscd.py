@@ -75,6 +75,11 @@ class Pcscd:
         except FileNotFoundError:
             pass
         flags = "--foreground" + (" --debug --apdu" if self.debug else "")
+        # pcsc-lite 2.x built with polkit (Debian 13) asks polkit about every client and refuses
+        # them all where no polkit daemon answers: the bed's pcscd serves its own tests only.
+        helptext = subprocess.run(["/usr/sbin/pcscd", "--help"], capture_output=True, text=True)
+        if "--disable-polkit" in helptext.stdout + helptext.stderr:
+            flags += " --disable-polkit"
         script = (f"mkdir -p /run/pcscd && mount --bind '{self.dir}/run' /run/pcscd && "
                   f"ip link set lo up && "
                   f"exec /usr/sbin/pcscd {flags} -c '{self.dir}/reader.conf'")
