@@ -158,6 +158,10 @@ TEST(match)
 	strcpy(c.serial, "12345678");
 	ASSERT_TRUE(audit_card_serial_matches(AID_A, &c));
 	ASSERT_TRUE(audit_card_serial_matches("d2760001240103040006123456780001", &c));
+	/* GnuPG 2.4's stubs carry version 0100, whatever the card's. */
+	ASSERT_TRUE(audit_card_serial_matches("D2760001240100000006123456780000", &c));
+	ASSERT_FALSE(audit_card_serial_matches("D2760001240100000006876543210000", &c));
+	ASSERT_FALSE(audit_card_serial_matches("D2760001240103040005123456780000", &c));
 	ASSERT_FALSE(audit_card_serial_matches(AID_B, &c));
 	ASSERT_FALSE(audit_card_serial_matches("", &c));
 	c.aid[0] = 0;

@@ -7,7 +7,7 @@ from .procs import BedUnavailable, assert_no_leftovers, leftovers, stop_all, PYT
 from .pcscd import Pcscd  # noqa: F401
 from .card import VirtualCard  # noqa: F401
 from . import profiles  # noqa: F401
-from .keyring import Keyring, make_pubring, key_material  # noqa: F401
+from .keyring import Keyring, make_pubring, key_material, stub_names_card  # noqa: F401
 from .session_bus import SessionBus  # noqa: F401
 from . import udev  # noqa: F401
 from .refuser import Refuser  # noqa: F401

@@ -28,6 +28,15 @@ USAGE = {"sig": "sign", "enc": "encr", "aut": "auth"}
 ALGO = {"sig": "ed25519", "enc": "cv25519", "aut": "ed25519"}
 
 
+def stub_names_card(stub_serial, aid):
+    """True when a stub's card serial (gpg --with-colons field 15) names the card with this AID.
+    GnuPG 2.4 writes the OpenPGP version bytes as 0100 there whatever the card's (Debian 13's
+    gpg 2.4.7: D2760001240100000006876543210000 for a card whose AID has 0304); 2.2 writes the
+    AID as the card gives it. RID, application, manufacturer and serial must match."""
+    a, b = stub_serial.upper(), aid.upper()
+    return len(a) == len(b) == 32 and a[:12] == b[:12] and a[16:28] == b[16:28]
+
+
 def iso(ts):
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(ts))
 
