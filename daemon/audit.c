@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "audit.h"
+#include "card-openpgp.h"
 #include "expiry-math.h"
 
 struct ctx {
@@ -100,14 +101,9 @@ bool audit_card_serial_matches(const char *card_serial, const struct openpgp_car
 
 	if (isempty(card_serial))
 		return false;
-	/* Full AIDs: RID and application (12 hex digits), then manufacturer and serial (16-27),
-	 * so the manufacturer counts too; not the version (12-15), nor the two RFU bytes. GnuPG
-	 * 2.4 writes the version as 0100 into its stubs whatever the card's (Debian 13's gpg
-	 * 2.4.7 lists D2760001240100000006876543210000 for a card whose AID has 0304 there),
-	 * and a card's version changes with its firmware while its keys stay. */
+	/* Full AIDs: the manufacturer counts too, the version does not (GnuPG 2.4's stubs). */
 	if (strlen(card_serial) == 32 && strlen(c->aid) == 32)
-		return strncasecmp(card_serial, c->aid, 12) == 0 &&
-		       strncasecmp(card_serial + 16, c->aid + 16, 12) == 0;
+		return card_aid_same_card(card_serial, c->aid);
 	return !isempty(c->serial) && strcasecmp(serial_of(card_serial, buf), c->serial) == 0;
 }
 

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "card-openpgp.h"
 #include "tlv.h"
@@ -505,4 +506,10 @@ int card_parse_url(const uint8_t *p, size_t n, struct openpgp_card *c)
 		memcpy(c->url, p, n);
 	c->url[n] = 0;
 	return 0;
+}
+
+bool card_aid_same_card(const char *a, const char *b)
+{
+	return a && b && strlen(a) == 32 && strlen(b) == 32 && strncasecmp(a, b, 12) == 0 &&
+	       strncasecmp(a + 16, b + 16, 12) == 0;
 }

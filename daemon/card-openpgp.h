@@ -82,6 +82,12 @@ unsigned card_do_bit(uint32_t tag);
 
 /* Each returns 0, or -EBADMSG / -EMSGSIZE with the reason in c->error. */
 int card_parse_aid(const uint8_t *p, size_t n, struct openpgp_card *c);
+/* True when two OpenPGP AIDs in hex (32 digits) name the same card: RID, application,
+ * manufacturer and serial alike; the version and the RFU bytes may differ. GnuPG 2.4 writes
+ * the version as 0100 in SERIALNO and in its stubs whatever the card's (Debian 13's gpg 2.4.7:
+ * D2760001240100000006876543210000 for a card whose AID has 0304), and the version moves with
+ * the firmware while the keys stay. */
+bool card_aid_same_card(const char *a, const char *b);
 /* DO 6E, with or without its outer tag and the 73 wrapper. Unknown tags are skipped; a broken
  * member is noted and the others are still read. dos may be NULL. */
 int card_parse_application_data(const uint8_t *p, size_t n, struct openpgp_card *c,

@@ -604,9 +604,10 @@ static int scd_read_by_apdu(struct scd_job *j)
 		return 0;
 	if (r < 0 && !c->aid[0])
 		return r;
-	/* 6E names the card; if it differs from SERIALNO's, scdaemon switched cards between the
-	 * two commands: trust neither. */
-	if (!streq(c->aid, j->card.aid))
+	/* 6E names the card; if it is another card than SERIALNO's, scdaemon switched cards
+	 * between the two commands: trust neither. The version may differ (GnuPG 2.4's SERIALNO
+	 * says 0100); 6E's AID, the card's own, is the one kept. */
+	if (!card_aid_same_card(c->aid, j->card.aid))
 		return -EIO;
 	memcpy(&j->card, c, sizeof(*c));
 	return r < 0 ? r : 1;

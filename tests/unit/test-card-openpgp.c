@@ -166,6 +166,24 @@ static int replay_run(const char *name, struct openpgp_card *c)
 	return ret;
 }
 
+/* GnuPG 2.4 names a card by its AID with the version as 0100 (SERIALNO, stubs). */
+TEST(aid_same_card)
+{
+	ASSERT_TRUE(card_aid_same_card("D2760001240103040006876543210000",
+	                               "D2760001240100000006876543210000"));
+	ASSERT_TRUE(card_aid_same_card("d2760001240103040006876543210000",
+	                               "D2760001240103040006876543210001"));
+	ASSERT_FALSE(card_aid_same_card("D2760001240103040006876543210000",
+	                                "D2760001240103040006123456780000"));
+	ASSERT_FALSE(card_aid_same_card("D2760001240103040006876543210000",
+	                                "D2760001240103040005876543210000"));
+	ASSERT_FALSE(card_aid_same_card("D2760001240103040006876543210000",
+	                                "D2760001250103040006876543210000"));
+	ASSERT_FALSE(card_aid_same_card("D27600012401030400068765432100",
+	                                "D27600012401030400068765432100"));
+	ASSERT_FALSE(card_aid_same_card(NULL, "D2760001240103040006876543210000"));
+}
+
 TEST(yubikey5)
 {
 	struct openpgp_card c;
@@ -681,6 +699,7 @@ TEST(application_data_errors)
 
 int main(void)
 {
+	RUN(aid_same_card);
 	RUN(yubikey5);
 	RUN(nitrokey_rsa_without_uif);
 	RUN(blank_card);
