@@ -363,7 +363,7 @@ def test_faults(pcscd, d, card):
         # C5 overruns 73: the rest of 6E is kept, C5 asked for on its own (which this card
         # answers): the token reads, and openpgp_error names the broken item.
         ("truncated TLV", lambda: card.truncated_tlv(),
-         ("openpgp_error", "73: the item at byte 58 (tag C5) runs past its end")),
+         ("openpgp_error", "73: the item at byte 66 (tag C5) runs past its end")),
         ("wrong status word", lambda: card.wrong_status(0x6A88),
          "GET DATA 6E answered 6A88 (not found)"),
         ("yank mid-transaction", lambda: card.yank_after(3), "card removed during read"),

@@ -146,7 +146,7 @@ def test_lifecycle_and_faults(p, card, probe):
 
     faults = [
         ("truncated TLV", lambda: card.truncated_tlv(True), card_error,
-         "73: the item at byte 58 (tag C5) runs past its end"),
+         "73: the item at byte 66 (tag C5) runs past its end"),
         ("wrong status word", lambda: card.wrong_status(0x6F00), read_error,
          "GET DATA 6E answered 6F00"),
         ("silent card", lambda: card.silent(True), read_error, "card did not answer within 5 s"),

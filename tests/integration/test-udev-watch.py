@@ -249,8 +249,9 @@ try:
                                env=dict(os.environ, UMOCKDEV_DIR=bed.tb.get_root_dir()),
                                capture_output=True, text=True, timeout=60)
             out = r.stdout + r.stderr
-            props = dict(ln.split('=', 1) for ln in out.splitlines()
-                         if re.match(r'^(TAGS|SYSTEMD_USER_WANTS)=', ln))
+            # systemd 252 prints properties flush left, 257 indents them under "Properties:".
+            props = dict(ln.strip().split('=', 1) for ln in out.splitlines()
+                         if re.match(r'^\s*(TAGS|SYSTEMD_USER_WANTS)=', ln))
             bad = [ln for ln in out.splitlines() if '70-keyctl.rules' in ln and
                    re.search(r'invalid|error|unknown|ignor', ln, re.I)]
             return r.returncode, props, bad, out

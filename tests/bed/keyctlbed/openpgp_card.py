@@ -177,6 +177,10 @@ class OpenPGPCard:
             s = self.slot(n)
             status = 0 if not s.get("fingerprint") else (2 if s.get("imported", True) else 1)
             out += bytes([i, status])
+        # Real YubiKey 5 (tests/data/cards/yubikey5-*.card): DE ends 81 02, the attestation
+        # key Yubico imported; ykman 5 looks it up (KeyError KEY_REF.ATT without it).
+        if "att" in self.key_slots():
+            out += bytes([0x81, 0x02])
         return out
 
     def historical(self):
@@ -191,6 +195,8 @@ class OpenPGPCard:
     def discretionary(self):
         body = tlv(0xC0, self.ext_caps())
         body += tlv(0xC1, self.algo_attr("sig")) + tlv(0xC2, self.algo_attr("enc")) + tlv(0xC3, self.algo_attr("aut"))
+        if "att" in self.key_slots():
+            body += tlv(0xDA, self.algo_attr("att"))  # as the real dumps: RSA 2048
         body += tlv(0xC4, self.pw_status())
         if self.truncated_tlv:
             # C5 claims 60 bytes but only 20 follow: the length overruns its parent.
@@ -254,6 +260,8 @@ class OpenPGPCard:
             table[0x00D8] = lambda: self.uif("aut")
             if self.supports_attestation():
                 table[0x00D9] = lambda: self.uif("att")
+        if "att" in self.key_slots():
+            table[0x00DA] = lambda: self.algo_attr("att")
         f = table.get(tag)
         if f is None:
             return b"", 0x6A88
