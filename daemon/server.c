@@ -700,19 +700,9 @@ static int client_read(struct client *c)
 	}
 	r = varlink_buffer_feed(&c->in, buf, (size_t)k);
 	if (r == -EMSGSIZE) {
-		_cleanup_(json_object_putp) json_object *p = json_object_new_object();
-		_cleanup_(freep) char *m = NULL;
-		size_t n;
-
 		log_debug("Client sent a message over %u bytes, closing", VARLINK_MESSAGE_MAX);
 		c->closing = true;
-		if (!p || json_object_object_add(p, "max",
-		                                 json_object_new_int64(VARLINK_MESSAGE_MAX)) < 0)
-			return -ENOMEM;
-		r = varlink_error_build(KEYCTL_ERROR_MESSAGE_TOO_LARGE, p, &m, &n);
-		if (r < 0)
-			return r;
-		return client_send(c, m, n);
+		return client_error_max(c, KEYCTL_ERROR_MESSAGE_TOO_LARGE, VARLINK_MESSAGE_MAX);
 	}
 	if (r < 0)
 		return r;
