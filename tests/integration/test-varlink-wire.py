@@ -60,11 +60,16 @@ class Daemon:
 class Canary:
     """The well-behaved client: one long-lived connection asking GetStatus. Like any careful
     client it connects again when the daemon closed the connection while it was idle (after
-    client-idle-sec, or evicted by a crowd), never in the middle of a call."""
+    client-idle-sec, or evicted by a crowd), never in the middle of a call. It also does not
+    start a call on a connection about to reach client-idle-sec (3 s here): the close could
+    cross the call on the wire."""
+
+    IDLE_SEC = 3
 
     def __init__(self, d, key):
         self.d, self.key = d, key
         self.conn = vr.Conn(d.socket)
+        self.used = time.monotonic()
         self.reconnects = 0
 
     def _idle_closed(self):
@@ -72,11 +77,12 @@ class Canary:
         return bool(r) and self.conn.closed_by_peer(0.1)
 
     def right(self):
-        if self._idle_closed():
+        if self._idle_closed() or time.monotonic() - self.used > self.IDLE_SEC - 1:
             self.conn.close()
             self.conn = vr.Conn(self.d.socket)
             self.reconnects += 1
         r = self.conn.call('io.keyctl.GetStatus', timeout=15)
+        self.used = time.monotonic()
         if not r or 'parameters' not in r:
             return False, r
         p = r['parameters']
