@@ -8,7 +8,11 @@
  * would otherwise wake our own watch.
  *
  * struct keyring_watch: inotify on GNUPGHOME and private-keys-v1.d (pubring.kbx, pubring.gpg,
- * gpg.conf and key files; trustdb.gpg is left out for the reason above), a 200 ms debounce, the
+ * gpg.conf, common.conf and key files; trustdb.gpg is left out for the reason above) and, in a
+ * keyboxd home (common.conf says use-keyboxd, GnuPG >= 2.4.1's default for new homes), on
+ * public-keys.d: keyboxd keeps pubring.db open and writes it, its -wal and -journal in place, so
+ * there IN_MODIFY counts, not only IN_CLOSE_WRITE (-shm changes on reads and is left out). A 200
+ * ms debounce, the
  * listing on a worker thread that reports through an eventfd, a 60 s watchdog that cancels the
  * gpgme operation (gpgme_cancel_async is safe from another thread), and exponential retry.
  * Retries are bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken
@@ -36,6 +40,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "gpg-conf.h"
 #include "gpgme-init.h"
 #include "keyring.h"
 
@@ -572,47 +577,24 @@ int keyring_list(const char *gnupghome, const char *const *track, size_t n_track
 
 int keyring_parse_default_key(const uint8_t *p, size_t n, char *buf, size_t size)
 {
-	const char *s = (const char *)p;
-	size_t left = n;
+	const char *v;
+	size_t vl;
+	int r;
 
 	if (size > 0)
 		buf[0] = 0;
-	if (memchr(p, 0, n))
-		return -EBADMSG;
-	while (left > 0) {
-		const char *eol = memchr(s, '\n', left);
-		size_t len = eol ? (size_t)(eol - s) : left;
-		const char *v;
-		size_t vl, i = 0;
-
-		while (i < len && (s[i] == ' ' || s[i] == '\t'))
-			i++;
-		/* gpg's option files: "name value", '#' starts a comment line. */
-		if (len - i > 11 && strncmp(s + i, "default-key", 11) == 0 &&
-		    (s[i + 11] == ' ' || s[i + 11] == '\t')) {
-			v = s + i + 11;
-			vl = len - i - 11;
-			while (vl > 0 && (*v == ' ' || *v == '\t'))
-				v++, vl--;
-			while (vl > 0 &&
-			       (v[vl - 1] == ' ' || v[vl - 1] == '\t' || v[vl - 1] == '\r'))
-				vl--;
-			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"')
-				v++, vl -= 2;
-			if (vl > 0) {
-				if (vl >= size)
-					return -EMSGSIZE;
-				memcpy(buf, v, vl);
-				buf[vl] = 0;
-				return 1;
-			}
-		}
-		if (!eol)
-			break;
-		left -= len + 1;
-		s = eol + 1;
+	while ((r = gpg_conf_next(&p, &n, "default-key", &v, &vl)) > 0) {
+		if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"')
+			v++, vl -= 2;
+		if (vl == 0)
+			continue;
+		if (vl >= size)
+			return -EMSGSIZE;
+		memcpy(buf, v, vl);
+		buf[vl] = 0;
+		return 1;
 	}
-	return 0;
+	return r;
 }
 
 int keyring_default_key(const char *gnupghome, char *buf, size_t size)
@@ -661,6 +643,9 @@ struct keyring_watch {
 	void *userdata;
 
 	sd_event_source *inotify_home, *inotify_keys;
+	/* public-keys.d, while common.conf says use-keyboxd. */
+	sd_event_source *inotify_kbxd;
+	bool keyboxd;
 	/* While GNUPGHOME does not exist: its nearest existing parent, for the home to appear. */
 	sd_event_source *inotify_parent;
 	char parent_dir[PATH_MAX];
@@ -815,6 +800,7 @@ static bool watches_ensure(struct keyring_watch *w)
 	                      IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
 	bool appeared = false;
 	char path[PATH_MAX + 32];
+	int r;
 
 	if (!w->has_home)
 		return false;
@@ -832,17 +818,42 @@ static bool watches_ensure(struct keyring_watch *w)
 	if (!w->inotify_keys &&
 	    snprintf(path, sizeof(path), "%s/private-keys-v1.d", w->home) < (int)sizeof(path))
 		(void)sd_event_add_inotify(w->event, &w->inotify_keys, path, mask, on_inotify, w);
+	/* An unreadable common.conf keeps the last answer: the next change reads it again. */
+	r = gpg_conf_file_has_option(w->home, "common.conf", "use-keyboxd");
+	if (r >= 0)
+		w->keyboxd = r > 0;
+	if (!w->keyboxd)
+		w->inotify_kbxd = sd_event_source_disable_unref(w->inotify_kbxd);
+	else if (!w->inotify_kbxd &&
+	         snprintf(path, sizeof(path), "%s/public-keys.d", w->home) < (int)sizeof(path))
+		(void)sd_event_add_inotify(w->event, &w->inotify_kbxd, path, mask | IN_MODIFY,
+		                           on_inotify, w);
 	return appeared;
 }
 
 static bool relevant(const struct keyring_watch *w, sd_event_source *s,
                      const struct inotify_event *ev)
 {
-	static const char *const names[] = { "pubring.kbx", "pubring.gpg", "gpg.conf",
-		                             "private-keys-v1.d" };
+	static const char *const names[] = {
+		"pubring.kbx",       "pubring.gpg", "gpg.conf",
+		"private-keys-v1.d", "common.conf", "public-keys.d",
+	};
+	static const char *const kbxd_names[] = {
+		"pubring.db",
+		"pubring.db-wal",
+		"pubring.db-journal",
+	};
 
 	if (s == w->inotify_keys)
 		return ev->len == 0 || strstr(ev->name, ".key") != NULL;
+	if (s == w->inotify_kbxd) {
+		if (ev->len == 0)
+			return true;
+		for (size_t i = 0; i < ELEMENTSOF(kbxd_names); i++)
+			if (streq(ev->name, kbxd_names[i]))
+				return true;
+		return false;
+	}
 	if (ev->len == 0)
 		return true; /* the directory itself went away */
 	for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -873,8 +884,11 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 		if (s == w->inotify_home) {
 			w->inotify_home = sd_event_source_disable_unref(w->inotify_home);
 			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
+			w->inotify_kbxd = sd_event_source_disable_unref(w->inotify_kbxd);
 		} else if (s == w->inotify_keys)
 			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
+		else if (s == w->inotify_kbxd)
+			w->inotify_kbxd = sd_event_source_disable_unref(w->inotify_kbxd);
 		return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
 		                 "keyring-debounce");
 	}
@@ -1073,6 +1087,7 @@ struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
 	}
 	sd_event_source_disable_unref(w->inotify_home);
 	sd_event_source_disable_unref(w->inotify_keys);
+	sd_event_source_disable_unref(w->inotify_kbxd);
 	sd_event_source_disable_unref(w->inotify_parent);
 	sd_event_source_disable_unref(w->debounce);
 	sd_event_source_disable_unref(w->retry);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * gpg.conf's default-key parser: any bytes give 1 with a NUL-terminated value that fits, 0 with an
+ * GnuPG's option files: gpg_conf_has_option() gives 1, 0 or -EBADMSG and nothing else; gpg.conf's
+ * default-key parser: any bytes give 1 with a NUL-terminated value that fits, 0 with an
  * empty buffer, or -EBADMSG/-EMSGSIZE, never a crash or a read past the input. The input is copied
  * to an exact-size heap buffer so that ASan sees an over-read.
  */
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpg-conf.h"
 #include "keyring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,6 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (bs < sizeof(buf) && buf[bs] != 'x')
 			__builtin_trap(); /* wrote past size */
+	}
+	{
+		int r = gpg_conf_has_option(copy, size, "use-keyboxd");
+		if (r != 0 && r != 1 && r != -EBADMSG)
+			__builtin_trap();
 	}
 	free(copy);
 	return 0;

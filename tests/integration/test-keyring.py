@@ -6,7 +6,7 @@ Proves: only keys with a secret part plus tracked fingerprints are listed (a str
 is not); a card stub keeps its card serial (secret=card); `sec#` is secret=none on the primary but
 has_secret; expired and revoked keys carry their flags; gpg.conf's default-key is read; a missing
 home, a damaged pubring.kbx and a missing gpg are errors, not empty keyrings; the watch sees a key
-added by gpg and reports it; a gpg that hangs is cancelled by the watchdog (ETIMEDOUT).
+added by gpg and reports it, in a keyboxd home too (GnuPG 2.4); a gpg that hangs is cancelled by the watchdog (ETIMEDOUT).
 Every gpg-agent and fake gpg started here is stopped (gpgconf --kill, or by pid)."""
 import os
 import re
@@ -256,6 +256,63 @@ def test_home_appears():
     check(p.wait(timeout=10) == 0, "watch exits cleanly")
 
 
+def has_keyboxd():
+    r = subprocess.run(["gpgconf", "--list-components"], capture_output=True, text=True)
+    return any(line.startswith("keyboxd:") for line in r.stdout.splitlines())
+
+
+def sub_expiry(lines, subfpr):
+    for line in lines:
+        if line.startswith("sub " + subfpr + " "):
+            return int(re.search(r" expires=(-?[0-9]+)", line).group(1))
+    return None
+
+
+def test_keyboxd():
+    """A keyboxd home (GnuPG >= 2.4: common.conf says use-keyboxd, the keys live in
+    public-keys.d/pubring.db, which keyboxd writes in place): the watch sees a subkey's expiry
+    moved from 10 to 40 days within 3 s, stays quiet while nothing changes (its own listings
+    wake nothing), and sees a new subkey."""
+    if not has_keyboxd():
+        print("skip: keyboxd homes: this GnuPG (%s) has no keyboxd" %
+              subprocess.run(["gpg", "--version"], capture_output=True,
+                             text=True).stdout.split("\n")[0])
+        return
+    h = new_home("keyboxd")
+    with open(os.path.join(h, "common.conf"), "w") as f:
+        f.write("# as gpg 2.4 writes it for a new home\nuse-keyboxd\n")
+    fpr = gen(h, "Kim <kim@example.org>")
+    gpg(h, "--quick-add-key", fpr, "ed25519", "sign", "10d")
+    subfpr = fpr_of(h, fpr)[1]
+    check(os.path.exists(os.path.join(h, "public-keys.d", "pubring.db")) and
+          not os.path.exists(os.path.join(h, "pubring.kbx")),
+          "keyboxd home: the keys are in public-keys.d/pubring.db, there is no pubring.kbx")
+    p = subprocess.Popen([DUMP, "--watch", "3", h], stdout=subprocess.PIPE, text=True)
+    pids.append(p)
+    deadline = time.time() + 60
+    check(p.stdout.readline().strip() == "watching", "keyboxd: watch started")
+    first = read_result(p, deadline)
+    before = sub_expiry(first, subfpr)
+    check(first[0].startswith("result 1") and before and 9 * 86400 < before - time.time() <
+          11 * 86400, "keyboxd: the signing subkey expires in 10 days: %s" % first[0])
+    t0 = time.time()
+    gpg(h, "--quick-set-expire", fpr, "40d", subfpr)
+    second = read_result(p, deadline)
+    took = time.time() - t0
+    after = sub_expiry(second, subfpr)
+    check(after and 39 * 86400 < after - time.time() < 41 * 86400 and took < 3,
+          "keyboxd: the expiry moved to 40 days was seen %.1f s later" % took)
+    import select
+    quiet = not select.select([p.stdout], [], [], 2.0)[0]
+    check(quiet, "keyboxd: no listing while nothing changes (our listings wake nothing)")
+    gpg(h, "--quick-add-key", fpr, "cv25519", "encr", "1y")
+    third = read_result(p, deadline)
+    check(sum(1 for line in third if line.startswith("sub ")) == 3,
+          "keyboxd: the new subkey was seen: %d subkeys" %
+          sum(1 for line in third if line.startswith("sub ")))
+    check(p.wait(timeout=10) == 0, "keyboxd: watch exits cleanly")
+
+
 def test_timeout(h):
     fake = os.path.join(tmp, "fake-gpg")
     pidfile = os.path.join(tmp, "fake-gpg.pid")
@@ -284,6 +341,7 @@ def main():
         test_errors(h)
         test_watch()
         test_home_appears()
+        test_keyboxd()
         test_timeout(h)
     finally:
         for p in pids:
