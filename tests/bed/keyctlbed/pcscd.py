@@ -23,10 +23,12 @@ VPCD_PORT = 0x8C7B
 class Pcscd:
     """Isolated pcscd.  Use as a context manager or call start()/stop()."""
 
-    def __init__(self, friendly_name="Virtual PCD", port=VPCD_PORT, debug=False):
+    def __init__(self, friendly_name="Virtual PCD", port=VPCD_PORT, debug=False, polkit=False):
         self.friendly_name = friendly_name
         self.port = port
         self.debug = debug
+        # True: pcsc-lite's own polkit check stays on (the distribution's pcscd as it ships).
+        self.polkit = polkit
         self.dir = None
         self.proc = None
         self.cards = []
@@ -78,7 +80,7 @@ class Pcscd:
         # pcsc-lite 2.x built with polkit (Debian 13) asks polkit about every client and refuses
         # them all where no polkit daemon answers: the bed's pcscd serves its own tests only.
         helptext = subprocess.run(["/usr/sbin/pcscd", "--help"], capture_output=True, text=True)
-        if "--disable-polkit" in helptext.stdout + helptext.stderr:
+        if "--disable-polkit" in helptext.stdout + helptext.stderr and not self.polkit:
             flags += " --disable-polkit"
         script = (f"mkdir -p /run/pcscd && mount --bind '{self.dir}/run' /run/pcscd && "
                   f"ip link set lo up && "
