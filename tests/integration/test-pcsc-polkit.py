@@ -17,17 +17,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
-from testlib import check, finish  # noqa: E402
+from testlib import check, cpu_seconds, finish  # noqa: E402
 
 
 def refused_finding(s):
     return next((f for f in (s or {}).get("findings", []) if f["rule"] == "pcsc-refused"), None)
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():

@@ -29,15 +29,9 @@ UDEV_ENV = BED.env
 os.environ.pop("LD_PRELOAD", None)
 
 from keyctld_proc import Keyctld  # noqa: E402
-from testlib import check, wait_until, failures  # noqa: E402
+from testlib import check, cpu_seconds, wait_until, failures  # noqa: E402
 
 SERIAL = "34567890"
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def refused_finding(s):

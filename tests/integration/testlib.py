@@ -3,6 +3,7 @@
 and remembers the failures; wait_until() polls a condition with a deadline (a test waits for
 what it asserts, it never sleeps a fixed time and hopes); finish() prints the summary and exits.
 """
+import os
 import sys
 import time
 
@@ -27,6 +28,13 @@ def wait_until(pred, timeout=30, step=0.1):
             return v
         time.sleep(step)
     return pred()
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time pid has used, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def finish():
