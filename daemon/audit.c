@@ -397,6 +397,33 @@ static const struct subkey *find_subkey(const struct ctx *x, const char *fpr,
 	return NULL;
 }
 
+/* GnuPG 2.4's scdaemon with its CCID driver on never asks pcscd, and pcscd holds the USB reader:
+ * keyctl reads the card, gpg says "No such device" (Debian #1102717). */
+static void rule_scdaemon_ccid(struct ctx *x, const struct token *t, const char *label)
+{
+	const char *home = x->daemon->gnupghome;
+	struct finding *f;
+
+	if (!t->present || isempty(t->gpg_error) || !x->daemon->scd_ccid_on)
+		return;
+	f = add(x, "scdaemon-ccid-conflict", LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	textf(f->message, sizeof(f->message),
+	      "gpg cannot reach %s, which keyctl reads through pcscd (%s): GnuPG's scdaemon uses "
+	      "its own CCID driver and does not fall back to pcscd",
+	      label, t->gpg_error);
+	if (isempty(home))
+		textf(f->hint, sizeof(f->hint),
+		      "Add the line \"disable-ccid\" to scdaemon.conf in your GnuPG home, "
+		      "then run: gpgconf --kill scdaemon");
+	else
+		textf(f->hint, sizeof(f->hint),
+		      "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: gpgconf --kill "
+		      "scdaemon",
+		      home);
+}
+
 static void rules_token(struct ctx *x, const struct token *t)
 {
 	const struct openpgp_card *c = &t->openpgp;
@@ -417,6 +444,7 @@ static void rules_token(struct ctx *x, const struct token *t)
 	if (!t->has_openpgp || !isempty(t->error))
 		return;
 	token_label(t, label, sizeof(label));
+	rule_scdaemon_ccid(x, t, label);
 
 	if (c->pin_retries[0] <= x->cfg->pin_retries_low) {
 		f = add(x, "pin-retries-low",

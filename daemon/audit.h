@@ -8,7 +8,8 @@
  * subkey-no-expiry, subkey-expiry-too-far, primary-secret-on-disk, subkey-secret-on-disk,
  * revoked-key-on-card, expired-key-on-card, revoked-default-key, pin-retries-low,
  * admin-pin-retries-low, touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen,
- * counter-went-down; of the daemon itself: pcsc-refused, daemon-starting.
+ * counter-went-down, scdaemon-ccid-conflict; of the daemon itself: pcsc-refused,
+ * daemon-starting.
  */
 #pragma once
 
@@ -41,6 +42,10 @@ struct audit_daemon {
 	 * no keys at all, and "in none of the keys keyctl knows" would be a false alarm. */
 	bool keys_listed;
 	const char *pcsc_refused; /* why pcscd does not let us in, or NULL */
+	/* scdaemon uses its own CCID driver alone (GnuPG >= 2.4, no disable-ccid): a token's
+	 * gpg_error is then that conflict. */
+	bool scd_ccid_on;
+	const char *gnupghome; /* for hints that name a file in it; NULL: "your GnuPG home" */
 	const char *starting; /* what the start still waits for after its bound, or NULL */
 };
 

@@ -8,16 +8,16 @@
  * would otherwise wake our own watch.
  *
  * struct keyring_watch: inotify on GNUPGHOME and private-keys-v1.d (pubring.kbx, pubring.gpg,
- * gpg.conf, common.conf and key files; trustdb.gpg is left out for the reason above) and, in a
- * keyboxd home (common.conf says use-keyboxd, GnuPG >= 2.4.1's default for new homes), on
- * public-keys.d: keyboxd keeps pubring.db open and writes it, its -wal and -journal in place, so
- * there IN_MODIFY counts, not only IN_CLOSE_WRITE (-shm changes on reads and is left out). A 200
- * ms debounce, the
- * listing on a worker thread that reports through an eventfd, a 60 s watchdog that cancels the
- * gpgme operation (gpgme_cancel_async is safe from another thread), and exponential retry.
- * Retries are bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken
- * must not wake us every few minutes for ever. What mends it is seen anyway: a rewritten
- * pubring.kbx or key file through the watches, a GNUPGHOME created later through a watch on its
+ * gpg.conf, common.conf, scdaemon.conf for the scdaemon-ccid-conflict rule, and key files;
+ * trustdb.gpg is left out for the reason above) and, in a keyboxd home (common.conf says
+ * use-keyboxd, GnuPG >= 2.4.1's default for new homes), on public-keys.d: keyboxd keeps
+ * pubring.db open and writes it, its -wal and -journal in place, so there IN_MODIFY counts, not
+ * only IN_CLOSE_WRITE (-shm changes on reads and is left out). A 200 ms debounce, the listing on
+ * a worker thread that reports through an eventfd, a 60 s watchdog that cancels the gpgme
+ * operation (gpgme_cancel_async is safe from another thread), and exponential retry. Retries are
+ * bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken must not wake
+ * us every few minutes for ever. What mends it is seen anyway: a rewritten pubring.kbx or key
+ * file through the watches, a GNUPGHOME created later through a watch on its
  * nearest existing parent, anything else through Reload (SIGHUP).
  *
  * Does not: write to the keyring, talk to gpg-agent, or log.
@@ -835,8 +835,8 @@ static bool relevant(const struct keyring_watch *w, sd_event_source *s,
                      const struct inotify_event *ev)
 {
 	static const char *const names[] = {
-		"pubring.kbx",       "pubring.gpg", "gpg.conf",
-		"private-keys-v1.d", "common.conf", "public-keys.d",
+		"pubring.kbx", "pubring.gpg",   "gpg.conf",      "private-keys-v1.d",
+		"common.conf", "public-keys.d", "scdaemon.conf",
 	};
 	static const char *const kbxd_names[] = {
 		"pubring.db",

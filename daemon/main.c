@@ -30,6 +30,7 @@
 #include "log.h"
 #include "model.h"
 #include "pcsc-watch.h"
+#include "scd-fallback.h"
 #include "server.h"
 #include "state.h"
 #include "udev-watch.h"
@@ -61,6 +62,9 @@ struct daemon {
 	bool start_overdue; /* START_BOUND_USEC passed with start_pending set */
 	bool ready; /* answering: READY=1 sent, the server released */
 	bool keys_listed; /* a keyring listing has succeeded once */
+	/* scdaemon runs its own CCID driver (scd_ccid_driver_on), as of the last keyring event;
+	 * scd_ccid_known: asked once. */
+	bool scd_ccid_on, scd_ccid_known;
 };
 
 static char arg_config[PATH_MAX];
@@ -230,6 +234,8 @@ static int derive(struct model *m, void *userdata)
 		.default_key = *d->default_key ? d->default_key : NULL,
 		.keys_listed = d->keys_listed,
 		.pcsc_refused = info->pcsc_error,
+		.scd_ccid_on = d->scd_ccid_on,
+		.gnupghome = info->gnupghome,
 		.starting = starting_text(d, starting, sizeof(starting)),
 	};
 	int r;
@@ -364,6 +370,24 @@ static void set_keyring_state(struct daemon_info *i, void *arg)
 		i->keyring_refreshed = k->refreshed;
 }
 
+/* scdaemon.conf is one of the keyring watch's files. A driver switched off clears the
+ * scdaemon-ccid-conflict findings through the audit; switched back on, scdaemon must be asked
+ * again about every card, which the watcher does as it reads them. */
+static void scd_ccid_update(struct daemon *d)
+{
+	int r = scd_ccid_driver_on(d->cfg.gnupghome);
+	bool was = d->scd_ccid_on, known = d->scd_ccid_known;
+
+	if (r < 0) {
+		log_debug_errno(r, "Failed to read scdaemon.conf, keeping the last answer: %m");
+		return;
+	}
+	d->scd_ccid_on = r > 0;
+	d->scd_ccid_known = true;
+	if (known && !was && d->scd_ccid_on && d->pcsc)
+		(void)pcsc_watch_rescan(d->pcsc);
+}
+
 static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -380,6 +404,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 		return;
 	}
 	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
+	scd_ccid_update(d);
 	st.reason = "";
 	st.refreshed = daemon_now(d);
 	info_update(d, set_keyring_state, &st);

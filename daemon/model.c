@@ -328,6 +328,7 @@ static void token_merge(const struct sighting *usb, const struct sighting *pcsc,
 			/* The card's error says more than the USB side's (often a permission). */
 			if (*p->error)
 				memcpy(ret->error, p->error, sizeof(ret->error));
+			memcpy(ret->gpg_error, p->gpg_error, sizeof(ret->gpg_error));
 		}
 	}
 

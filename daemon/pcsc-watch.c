@@ -23,7 +23,10 @@
  * SCARD_E_SHARING_VIOLATION: scdaemon without pcsc-shared) is read through scdaemon instead
  * (scd-fallback.c, on the worker thread, with its own timeout). A card in shared use
  * (SCARD_STATE_INUSE: scdaemon with pcsc-shared) is also asked through scdaemon when gpg-agent
- * is already running, to keep out of its way; otherwise we read it ourselves.
+ * is already running, to keep out of its way; otherwise we read it ourselves. Where GnuPG 2.4's
+ * scdaemon runs its own CCID driver (no disable-ccid), a card read over PC/SC is also put to
+ * scdaemon (SERIALNO only), because that scdaemon never looks at pcscd: its answer feeds the
+ * scdaemon-ccid-conflict rule.
  *
  * pcscd's absence is a state, not an error: every PC/SC sighting is removed, pcsc_available is
  * cleared, and the loop waits for pcscd's socket ($PCSCLITE_CSOCK_NAME or /run/pcscd/pcscd.comm)
@@ -505,6 +508,23 @@ static void read_error_text(int r, uint16_t sw, char *buf, size_t size)
 	}
 }
 
+/* GnuPG 2.4's scdaemon, its own CCID driver on, does not fall back to pcscd: gpg then finds no
+ * card while we read one. Asked once per read, only where that can happen (a SERIALNO costs the
+ * agent's start when it is not running); scdaemon's words go into t->gpg_error. */
+static void probe_scdaemon(struct pcsc_watch *w, const char *reader, struct token *t)
+{
+	char err[ERROR_TEXT_MAX - 32] = "";
+	int r;
+
+	if (scd_ccid_driver_on(w->gnupghome) <= 0)
+		return;
+	r = scd_card_reachable(w->gnupghome, err, sizeof(err));
+	if (r == -ENODEV)
+		snprintf(t->gpg_error, sizeof(t->gpg_error), "%s", err);
+	else if (r < 0)
+		log_debug("PC/SC: asking scdaemon about %s: %s", reader, err);
+}
+
 static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 {
 	_cleanup_(freep) struct token *t = calloc(1, sizeof(*t));
@@ -576,6 +596,8 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 	}
 	if (r < 0 && r != -ENOENT)
 		log_debug("PC/SC: reading %s: %s", s->name, t->error);
+	else if (t->has_openpgp && t->read_path == READ_PATH_PCSC)
+		probe_scdaemon(w, s->name, t);
 	post(w, MSG_CARD, s->name, t);
 	s->reported = true;
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "card-openpgp.h"
+#include "gpg-conf.h"
 #include "gpgme-init.h"
 #include "scd-fallback.h"
 #include "worker-job.h"
@@ -506,6 +507,7 @@ struct scd_job {
 	uint8_t apdu_resp[CARD_RESPONSE_MAX + 2];
 	size_t apdu_len;
 	bool apdu_overflow, apdu_refused;
+	bool serialno_only; /* scd_card_reachable(): SERIALNO answers the question */
 };
 
 static gpgme_error_t on_status(void *opaque, const char *status, const char *args)
@@ -689,6 +691,10 @@ static int scd_session(struct scd_job *j)
 		gpgme_release(ctx);
 		return j->parse_error ? -EBADMSG : -ENOENT;
 	}
+	if (j->serialno_only) {
+		gpgme_release(ctx);
+		return 0;
+	}
 	j->ctx = ctx;
 	r = scd_read_by_apdu(j);
 	j->ctx = NULL;
@@ -729,7 +735,8 @@ static int scd_job_run(struct worker_job *base)
 	return scd_session((struct scd_job *)base);
 }
 
-int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, size_t errsize)
+static int scd_run(const char *gnupghome, bool serialno_only, struct openpgp_card *ret, char *err,
+                   size_t errsize)
 {
 	struct scd_job *j;
 	bool done;
@@ -745,6 +752,7 @@ int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, si
 		return -ENOMEM;
 	if (gnupghome)
 		strcpy_trunc(j->home, sizeof(j->home), gnupghome);
+	j->serialno_only = serialno_only;
 	r = worker_job_start(&j->base, scd_job_run);
 	if (r < 0)
 		return r;
@@ -769,4 +777,51 @@ int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, si
 	if (r < 0 && r != -EBADMSG)
 		memset(ret, 0, sizeof(*ret));
 	return r;
+}
+
+int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, size_t errsize)
+{
+	return scd_run(gnupghome, false, ret, err, errsize);
+}
+
+int scd_card_reachable(const char *gnupghome, char *err, size_t errsize)
+{
+	_cleanup_(freep) struct openpgp_card *card = calloc(1, sizeof(*card));
+
+	if (!card)
+		return -ENOMEM;
+	return scd_run(gnupghome, true, card, err, errsize);
+}
+
+int scd_ccid_driver_on(const char *gnupghome)
+{
+	gpgme_engine_info_t info = NULL;
+	unsigned major = 0, minor = 0;
+	const char *dirs[2];
+
+	gpgme_init_once();
+	if (gpgme_get_engine_info(&info) != 0)
+		return -EIO;
+	for (; info; info = info->next)
+		if (info->protocol == GPGME_PROTOCOL_OpenPGP && info->version) {
+			if (sscanf(info->version, "%u.%u", &major, &minor) != 2)
+				return -EINVAL;
+			break;
+		}
+	if (major < 2 || (major == 2 && minor < 4))
+		return 0;
+	/* scdaemon reads the system-wide file first, then the home's: either may switch the
+	 * driver off. */
+	dirs[0] = gpgme_get_dirinfo("sysconfdir");
+	dirs[1] = isempty(gnupghome) ? gpgme_get_dirinfo("homedir") : gnupghome;
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		int r;
+
+		if (isempty(dirs[i]))
+			continue;
+		r = gpg_conf_file_has_option(dirs[i], "scdaemon.conf", "disable-ccid");
+		if (r != 0)
+			return r > 0 ? 0 : r;
+	}
+	return 1;
 }

@@ -28,6 +28,21 @@
  */
 int scd_read_card(const char *gnupghome, struct openpgp_card *ret, char *err, size_t errsize);
 
+/*
+ * Whether scdaemon reaches a card at all: SCD SERIALNO openpgp alone (starting gpg-agent as
+ * scd_read_card() does). Returns 0 when it names a card; -ENODEV when scdaemon finds none (card
+ * not present, no such device); -ETIMEDOUT, -EHOSTDOWN, -EIO when the question went unanswered.
+ * err gets scdaemon's words.
+ */
+int scd_card_reachable(const char *gnupghome, char *err, size_t errsize);
+
+/*
+ * 1 when gnupghome's scdaemon uses its own CCID driver alone: GnuPG >= 2.4 (which no longer falls
+ * back to PC/SC when that driver finds nothing, Debian #1102717) and neither the system's nor the
+ * home's scdaemon.conf says disable-ccid. 0 when not; -errno when a file cannot be read.
+ */
+int scd_ccid_driver_on(const char *gnupghome);
+
 /* True when gpg-agent's socket for gnupghome accepts connections (does not start the agent). */
 bool scd_agent_running(const char *gnupghome);
 

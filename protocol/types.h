@@ -144,6 +144,9 @@ struct token {
 	 * two tokens. */
 	bool serial_shared;
 	char error[ERROR_TEXT_MAX]; /* why the token could not be read fully; "" when fine */
+	/* Daemon-side, not on the wire: why scdaemon finds no card where we read one over PC/SC
+	 * (the scdaemon-ccid-conflict rule); "" when it does or was not asked. */
+	char gpg_error[ERROR_TEXT_MAX];
 };
 
 struct subkey {

@@ -31,6 +31,8 @@ struct world {
 	struct key key;
 	struct finding *f;
 	size_t n;
+	bool scd_ccid_on;
+	const char *gnupghome;
 };
 
 static void set_subkey(struct subkey *s, const char *fpr, unsigned caps, enum secret_location loc)
@@ -87,7 +89,12 @@ static void world_init(struct world *w)
 
 static void world_run(struct world *w, const char *default_key)
 {
-	struct audit_daemon dmn = { .default_key = default_key, .keys_listed = true };
+	struct audit_daemon dmn = {
+		.default_key = default_key,
+		.keys_listed = true,
+		.scd_ccid_on = w->scd_ccid_on,
+		.gnupghome = w->gnupghome,
+	};
 
 	free(w->f);
 	w->f = NULL;
@@ -507,6 +514,47 @@ TEST(counter_went_down)
 	world_done(&w);
 }
 
+TEST(scdaemon_ccid_conflict)
+{
+	struct world w;
+
+	world_init(&w);
+	w.scd_ccid_on = true;
+	w.gnupghome = "/home/alice/.gnupg";
+	strcpy(w.tokens[0].gpg_error, "scdaemon: No such device");
+	world_run(&w, NULL);
+	expect_only(&w, "scdaemon-ccid-conflict", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_WARNING);
+	ASSERT_STREQ(w.f[0].token, "yubikey-12345678");
+	ASSERT_STREQ(w.f[0].message,
+	             "gpg cannot reach YubiKey #12345678, which keyctl reads through pcscd "
+	             "(scdaemon: No such device): GnuPG's scdaemon uses its own CCID driver and "
+	             "does not fall back to pcscd");
+	ASSERT_STREQ(w.f[0].hint,
+	             "Add the line \"disable-ccid\" to /home/alice/.gnupg/scdaemon.conf, "
+	             "then run: gpgconf --kill scdaemon");
+	w.gnupghome = NULL;
+	world_run(&w, NULL);
+	ASSERT_STREQ(w.f[0].hint, "Add the line \"disable-ccid\" to scdaemon.conf in your GnuPG "
+	                          "home, then run: gpgconf --kill scdaemon");
+	/* disable-ccid written since: the driver is off, whatever the last answer was. */
+	w.scd_ccid_on = false;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	/* Unplugged: no claim about a card that is not there. */
+	w.scd_ccid_on = true;
+	w.tokens[0].present = false;
+	w.tokens[0].last_seen = NOW;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	/* scdaemon reached it. */
+	w.tokens[0].present = true;
+	w.tokens[0].gpg_error[0] = 0;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
 TEST(expired_key_one_finding)
 {
 	struct world w;
@@ -541,6 +589,7 @@ int main(void)
 	RUN(backup_token);
 	RUN(card_not_seen);
 	RUN(counter_went_down);
+	RUN(scdaemon_ccid_conflict);
 	RUN(expired_key_one_finding);
 	return 0;
 }
