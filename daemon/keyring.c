@@ -214,6 +214,13 @@ static void map_uid(gpgme_key_t k, struct key *ret)
 		}
 }
 
+/* gpgme 1.x has signed long timestamps (-1 invalid), 2.x unsigned long (the same -1 as ULONG_MAX);
+ * read through unsigned long, both come out as 0 ("not known") rather than a date in 1969. */
+static int64_t gpgme_time(unsigned long v)
+{
+	return v == ULONG_MAX || v > (unsigned long)INT64_MAX ? 0 : (int64_t)v;
+}
+
 static int map_key(gpgme_key_t k, const struct listing *l, const char *const *track, size_t n_track,
                    struct key *ret)
 {
@@ -256,8 +263,8 @@ static int map_key(gpgme_key_t k, const struct listing *l, const char *const *tr
 		        (s->can_sign ? CAP_SIGN : 0) | (s->can_encrypt ? CAP_ENCRYPT : 0) |
 		        (s->can_authenticate ? CAP_AUTH : 0) | (s->can_certify ? CAP_CERTIFY : 0);
 		d->is_primary = i == 0;
-		d->created = s->timestamp > 0 ? s->timestamp : 0;
-		d->expires = s->expires > 0 ? s->expires : 0;
+		d->created = gpgme_time(s->timestamp);
+		d->expires = gpgme_time(s->expires);
 		d->revoked = s->revoked;
 		d->expired = s->expired;
 		d->disabled = s->disabled;
