@@ -18,7 +18,7 @@
 #include <strings.h>
 
 #include "card-openpgp.h"
-#include "tlv.h"
+#include "card-tlv.h"
 
 #define AID_LEN 16
 #define FPR_LEN_V4 20

@@ -5,7 +5,7 @@
  * instructions this file can send are in card_ins_allowed(). Status words are mapped here
  * (0x6a82 -> -ENOENT, 0x6982 -> -EACCES, other -> -EIO).
  *
- * Does not: know PC/SC (pcsc-watch.c provides the transport), hold transactions, or log.
+ * Does not: know PC/SC (watch-pcsc.c provides the transport), hold transactions, or log.
  */
 #pragma once
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * gpgme's process-wide initialisation, once for every user of gpgme in the daemon (keyring.c's
- * listing worker, scd-fallback.c's scdaemon session). Does not include <gpgme.h>.
+ * listing worker, card-scd.c's scdaemon session). Does not include <gpgme.h>.
  */
 #pragma once
 

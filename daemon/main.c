@@ -26,14 +26,14 @@
 #include "config.h"
 #include "events-log.h"
 #include "expiry.h"
-#include "keyring.h"
+#include "watch-keyring.h"
 #include "log.h"
 #include "model.h"
-#include "pcsc-watch.h"
-#include "scd-fallback.h"
+#include "watch-pcsc.h"
+#include "card-scd.h"
 #include "server.h"
 #include "state.h"
-#include "udev-watch.h"
+#include "watch-udev.h"
 
 #define START_BOUND_USEC (10ull * 1000000ull)
 

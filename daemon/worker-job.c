@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Bounded waits on detached worker threads (see worker-job.h). pcsc-watch.c reads cards and
- * scd-fallback.c talks to scdaemon this way; both must be able to walk away from a card or an
+ * Bounded waits on detached worker threads (see worker-job.h). watch-pcsc.c reads cards and
+ * card-scd.c talks to scdaemon this way; both must be able to walk away from a card or an
  * agent that stopped answering without leaking the job or freeing it under the thread.
  */
 #include <errno.h>

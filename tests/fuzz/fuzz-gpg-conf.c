@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gpg-conf.h"
-#include "keyring.h"
+#include "keyring-list.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "scd-fallback.h"
+#include "card-scd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
-#include "keyring.h"
+#include "watch-keyring.h"
 
 static unsigned arg_watch;
 static const char *arg_gpg;

@@ -17,8 +17,8 @@
 
 #include "log.h"
 #include "model.h"
-#include "pcsc-watch.h"
-#include "scd-fallback.h"
+#include "watch-pcsc.h"
+#include "card-scd.h"
 
 static json_object *card_json(const struct openpgp_card *c)
 {

@@ -13,7 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "model.h"
-#include "udev-watch.h"
+#include "watch-udev.h"
 
 static void json_string(const char *s)
 {

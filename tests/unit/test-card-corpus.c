@@ -21,8 +21,8 @@
 #include <stdlib.h>
 
 #include "card-openpgp.h"
-#include "pcsc-watch.h"
-#include "scd-fallback.h"
+#include "card-pcsc.h"
+#include "card-scd.h"
 #include "test.h"
 
 #define PAIRS_MAX 128

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "keyring.h"
-#include "scd-fallback.h"
+#include "watch-keyring.h"
+#include "card-scd.h"
 #include "test.h"
 
 const char *__real_gpgme_check_version_internal(const char *req_version, size_t offset);

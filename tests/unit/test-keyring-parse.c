@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "keyring.h"
+#include "keyring-list.h"
 #include "test.h"
 
 static int parse(const char *text, char *buf, size_t size)

@@ -2,13 +2,13 @@
 /*
  * Unit test of scd_parse_status(): the status lines scdaemon (GnuPG 2.2.40, recorded from the
  * test bed's virtual YubiKey) sends for SERIALNO and GETATTR, plus truncated, overlong and
- * malformed variants, and the pure token helpers of pcsc-watch.c.
+ * malformed variants, and the pure token helpers of watch-pcsc.c.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "pcsc-watch.h"
-#include "scd-fallback.h"
+#include "card-pcsc.h"
+#include "card-scd.h"
 #include "test.h"
 
 static int parse(const char *line, struct openpgp_card *c)

@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "test.h"
-#include "tlv.h"
+#include "card-tlv.h"
 #include "util.h"
 
 /* Copies into an exactly sized heap buffer, so that ASan catches any read past its end. */

@@ -4,7 +4,7 @@
  * the monitor's add/change/remove events, reported to the model as USB sightings keyed by the
  * usb_device's syspath. The only file that uses sd-device.
  *
- * Does not: read the OpenPGP application (pcsc-watch.c), or keep tokens itself beyond what it
+ * Does not: read the OpenPGP application (watch-pcsc.c), or keep tokens itself beyond what it
  * needs to answer a remove event and a late ykpers result.
  */
 #pragma once

@@ -3,25 +3,18 @@
  * The PC/SC watcher: one worker thread blocks in SCardGetStatusChange (INFINITE) over every reader
  * plus the "\\?PnP?\Notification" pseudo reader, and reads a card when it appears or its event
  * counter (upper 16 bits of dwEventState) moves. Results go into a mutex-guarded queue and wake
- * the sd-event loop through an eventfd; the loop side turns them into model sightings. This is the
- * only file that includes <winscard.h>.
+ * the sd-event loop through an eventfd; the loop side turns them into model sightings.
  *
- * Reading: SCardConnect(SHARED, T0|T1), one SCardBeginTransaction around the whole read (a few
- * milliseconds), card_read_openpgp() over SCardTransmit, then End/Disconnect with
- * SCARD_LEAVE_CARD. Never SCARD_RESET_CARD or SCARD_UNPOWER_CARD: a reset throws away the
- * OpenPGP application scdaemon has selected and its next command fails once. The only application
- * we SELECT is OpenPGP, which is the one scdaemon expects selected; selecting Yubico's management
- * applet would leave scdaemon talking to the wrong application until it re-selects, so the device
- * serial of a YubiKey is taken from the OpenPGP AID (the same number in BCD) instead.
- * A read runs on its own short-lived thread with its own context: a card that never answers makes
- * SCardTransmit block without end (vpcd and many readers have no timeout), so the worker gives up
- * after READ_SILENCE_USEC without progress, reports "card did not answer within 5 s" and leaves
- * that thread to finish whenever pcscd lets it go. A card is read at most twice per state change
- * (one retry after a reset by another program), never in a loop.
+ * Reading (card-pcsc.c): the only application we SELECT is OpenPGP, which is the one scdaemon
+ * expects selected; selecting Yubico's management applet would leave scdaemon talking to the
+ * wrong application until it re-selects, so the device serial of a YubiKey is taken from the
+ * OpenPGP AID (the same number in BCD) instead. A card that stops answering is reported as "card
+ * did not answer within 5 s" and its read left to finish. A card is read at most twice per state
+ * change (one retry after a reset by another program), never in a loop.
  *
  * Sharing: a card held exclusively (SCARD_STATE_EXCLUSIVE, or SCardConnect answering
  * SCARD_E_SHARING_VIOLATION: scdaemon without pcsc-shared) is read through scdaemon instead
- * (scd-fallback.c, on the worker thread, with its own timeout). A card in shared use
+ * (card-scd.c, on the worker thread, with its own timeout). A card in shared use
  * (SCARD_STATE_INUSE: scdaemon with pcsc-shared) is also asked through scdaemon when gpg-agent
  * is already running, to keep out of its way; otherwise we read it ourselves. Where GnuPG 2.4's
  * scdaemon runs its own CCID driver (no disable-ccid), a card read over PC/SC is also put to
@@ -41,7 +34,8 @@
  * holds keeps pcscd running for as long as keyctld runs. After suspend/resume pcscd may drop and
  * re-add readers; the PnP pseudo reader reports both, and the readers are listed anew.
  *
- * Does not: parse card data (card-openpgp.c), merge sightings (model.c), or log above debug.
+ * Does not: read a card itself (card-pcsc.c, card-scd.c), merge sightings (model.c), or log above
+ * debug.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,18 +56,16 @@
 #include <winscard.h>
 
 #include "card-openpgp.h"
+#include "card-pcsc.h"
 #include "fileio.h"
 #include "log.h"
-#include "pcsc-watch.h"
-#include "scd-fallback.h"
+#include "watch-pcsc.h"
+#include "card-scd.h"
 #include "worker-job.h"
 
 #define PNP_READER "\\\\?PnP?\\Notification"
 #define DEFAULT_SOCKET "/run/pcscd/pcscd.comm"
 #define READERS_MAX 32
-#define READ_SILENCE_USEC (5 * 1000000ULL) /* no answer for this long: give up on the read */
-#define READ_TOTAL_USEC (30 * 1000000ULL) /* a slow card still has to finish within this */
-#define WAIT_SLICE_USEC 250000ULL
 #define SOCKET_RETRIES 20 /* after the socket appeared, pcscd may not listen yet */
 #define SOCKET_RETRY_USEC 100000ULL
 #define BACKOFF_FIRST_USEC (1 * 1000000ULL)
@@ -127,81 +119,6 @@ struct pcsc_watch {
 	char sighted[READERS_MAX][READER_NAME_MAX];
 	size_t n_sighted;
 };
-
-/* ---- pure helpers ------------------------------------------------------------------------ */
-
-unsigned pcsc_yubikey_interfaces(const char *reader)
-{
-	static const char prefix[] = "Yubico YubiKey ";
-	unsigned ifaces = 0;
-	const char *p;
-
-	if (strncmp(reader, prefix, sizeof(prefix) - 1) != 0)
-		return 0;
-	p = reader + sizeof(prefix) - 1;
-	/* The interface list is the next word: "OTP+FIDO+CCID", "FIDO+CCID", "CCID". */
-	while (*p && *p != ' ') {
-		size_t k = strcspn(p, "+ ");
-
-		if (k == 3 && strncmp(p, "OTP", 3) == 0)
-			ifaces |= USB_IFACE_OTP;
-		else if (k == 4 && strncmp(p, "FIDO", 4) == 0)
-			ifaces |= USB_IFACE_FIDO;
-		else if (k == 4 && strncmp(p, "CCID", 4) == 0)
-			ifaces |= USB_IFACE_CCID;
-		else if (k == 3 && strncmp(p, "U2F", 3) == 0)
-			ifaces |= USB_IFACE_FIDO;
-		p += k;
-		if (*p == '+')
-			p++;
-	}
-	return ifaces;
-}
-
-void pcsc_token_from_card(const char *reader, const struct openpgp_card *c, struct token *t)
-{
-	unsigned ifaces = pcsc_yubikey_interfaces(reader);
-
-	if (ifaces) {
-		t->kind = TOKEN_KIND_YUBIKEY;
-		strcpy_trunc(t->model, sizeof(t->model), "YubiKey");
-		t->usb_interfaces = ifaces;
-	}
-	if (!c || !*c->aid)
-		return;
-
-	switch (c->manufacturer_id) {
-	case 0x0006:
-		t->kind = TOKEN_KIND_YUBIKEY;
-		break;
-	case 0x000F:
-		t->kind = TOKEN_KIND_NITROKEY;
-		break;
-	default:
-		t->kind = TOKEN_KIND_OPENPGP_CARD;
-		break;
-	}
-
-	if (t->kind == TOKEN_KIND_YUBIKEY && c->serial[0] &&
-	    strspn(c->serial, "0123456789") == strlen(c->serial)) {
-		/* The device serial in decimal is the AID serial read as BCD: "00512345" is
-		 * YubiKey 512345, as ykman prints it. */
-		const char *s = c->serial;
-
-		while (s[0] == '0' && s[1])
-			s++;
-		strcpy_trunc(t->serial, sizeof(t->serial), s);
-	} else
-		strcpy_trunc(t->serial, sizeof(t->serial), c->serial);
-	/* A serial every unpersonalised card of its kind has, or one from a test-card range, does
-	 * not name one card (tests/data/cards: SmartPGP's 00000000, Nitrokey 3's early 0000). */
-	t->serial_shared = streq(c->serial, "00000000") || streq(c->serial, "FFFFFFFF") ||
-	                   c->manufacturer_id == 0x0000 || c->manufacturer_id == 0xffff;
-	if (t->kind == TOKEN_KIND_YUBIKEY && !t->model[0])
-		strcpy_trunc(t->model, sizeof(t->model), "YubiKey");
-	if (c->firmware[0])
-		strcpy_trunc(t->firmware, sizeof(t->firmware), c->firmware);
-}
 
 /* ---- queue (worker -> loop) -------------------------------------------------------------- */
 
@@ -258,206 +175,9 @@ static bool is_stopping(struct pcsc_watch *w)
 	return b;
 }
 
-/* ---- error mapping (the PC/SC edge) ------------------------------------------------------ */
-
-static bool rv_service_gone(LONG rv)
+static bool stopping(void *userdata)
 {
-	return rv == (LONG)SCARD_E_NO_SERVICE || rv == (LONG)SCARD_E_SERVICE_STOPPED ||
-	       rv == (LONG)SCARD_E_INVALID_HANDLE || rv == (LONG)SCARD_F_COMM_ERROR;
-}
-
-static int rv_to_errno(LONG rv)
-{
-	switch (rv) {
-	case SCARD_S_SUCCESS:
-		return 0;
-	case SCARD_W_REMOVED_CARD:
-	case SCARD_E_NO_SMARTCARD:
-	case SCARD_E_UNKNOWN_READER:
-	case SCARD_E_READER_UNAVAILABLE:
-		return -ENODEV;
-	case SCARD_W_RESET_CARD:
-		return -ECONNRESET;
-	case SCARD_E_TIMEOUT:
-		return -ETIMEDOUT;
-	case SCARD_E_SHARING_VIOLATION:
-		return -EBUSY;
-	case SCARD_W_UNRESPONSIVE_CARD:
-	case SCARD_W_UNPOWERED_CARD:
-		return -EPROTO;
-	case SCARD_E_NO_MEMORY:
-		return -ENOMEM;
-	case SCARD_E_INSUFFICIENT_BUFFER:
-		return -EMSGSIZE;
-	default:
-		return rv_service_gone(rv) ? -ESHUTDOWN : -EIO;
-	}
-}
-
-/* ---- one card read on its own thread ------------------------------------------------------ */
-
-/*
- * The job thread holds base.lock whenever it is not inside a PC/SC call that may block
- * (SCardTransmit and the connect/transaction calls before it): card, last_sw and last_progress
- * change only under the lock, so a waiter that gives up copies a consistent partial read.
- */
-struct read_job {
-	struct worker_job base; /* first: worker_job frees the whole struct */
-	char reader[READER_NAME_MAX];
-	SCARDHANDLE h;
-	DWORD proto;
-	uint64_t last_progress;
-	uint16_t last_sw;
-	struct openpgp_card card;
-};
-
-static int job_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
-                        size_t *resp_len)
-{
-	struct read_job *j = userdata;
-	DWORD len = (DWORD)*resp_len;
-	LONG rv;
-
-	/* Defence in depth: card-openpgp.c only builds read commands, and this transport refuses
-	 * anything else, so no code path can VERIFY or write through us. */
-	if (n < 4 || !card_ins_allowed(apdu[1]))
-		return -EPERM;
-	pthread_mutex_unlock(&j->base.lock);
-	rv = SCardTransmit(j->h, j->proto == SCARD_PROTOCOL_T0 ? SCARD_PCI_T0 : SCARD_PCI_T1, apdu,
-	                   (DWORD)n, NULL, resp, &len);
-	pthread_mutex_lock(&j->base.lock);
-	j->last_progress = worker_job_now_usec();
-	if (rv != SCARD_S_SUCCESS) {
-		log_debug("PC/SC: SCardTransmit in %s: 0x%08lX", j->reader, (unsigned long)rv);
-		return rv_to_errno(rv);
-	}
-	/* Success without even a status word: the card left mid-exchange (vpcd and readers
-	 * whose card is pulled answer so before pcscd notices the removal). */
-	if (len < 2)
-		return -ENODEV;
-	*resp_len = len;
-	j->last_sw = (uint16_t)(resp[len - 2] << 8 | resp[len - 1]);
-	return 0;
-}
-
-static int job_reconnect(struct read_job *j)
-{
-	LONG rv = SCardReconnect(j->h, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1,
-	                         SCARD_LEAVE_CARD, &j->proto);
-	return rv_to_errno(rv);
-}
-
-/* The parse, between transmits, under the lock (see struct read_job). */
-static int job_read_locked(struct read_job *j, const struct card_transport *t)
-{
-	int r;
-
-	pthread_mutex_lock(&j->base.lock);
-	r = card_read_openpgp(t, &j->card);
-	pthread_mutex_unlock(&j->base.lock);
-	return r;
-}
-
-static int job_read(struct read_job *j, SCARDCONTEXT ctx)
-{
-	const struct card_transport t = { .transmit = job_transmit, .userdata = j };
-	LONG rv;
-	int r = -EIO;
-
-	rv = SCardConnect(ctx, j->reader, SCARD_SHARE_SHARED, SCARD_PROTOCOL_T0 | SCARD_PROTOCOL_T1,
-	                  &j->h, &j->proto);
-	if (rv != SCARD_S_SUCCESS) {
-		log_debug("PC/SC: SCardConnect(%s): 0x%08lX", j->reader, (unsigned long)rv);
-		return rv_to_errno(rv);
-	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		rv = SCardBeginTransaction(j->h);
-		if (rv == (LONG)SCARD_W_RESET_CARD && attempt == 0) {
-			r = job_reconnect(j);
-			if (r < 0)
-				break;
-			continue;
-		}
-		if (rv != SCARD_S_SUCCESS) {
-			r = rv_to_errno(rv);
-			break;
-		}
-		r = job_read_locked(j, &t);
-		(void)SCardEndTransaction(j->h, SCARD_LEAVE_CARD);
-		if (r != -ECONNRESET || attempt > 0)
-			break;
-		/* Someone reset the card under us: reconnect without resetting it again and read
-		 * once more; a second reset is reported, not chased. */
-		if (job_reconnect(j) < 0)
-			break;
-	}
-	(void)SCardDisconnect(j->h, SCARD_LEAVE_CARD);
-	return r;
-}
-
-static int job_run(struct worker_job *base)
-{
-	struct read_job *j = (struct read_job *)base;
-	SCARDCONTEXT ctx;
-	LONG rv;
-	int r;
-
-	rv = SCardEstablishContext(SCARD_SCOPE_USER, NULL, NULL, &ctx);
-	if (rv != SCARD_S_SUCCESS)
-		return rv_to_errno(rv);
-	r = job_read(j, ctx);
-	(void)SCardReleaseContext(ctx);
-	return r;
-}
-
-/* Reads the card in reader on a job thread. Returns the job's result, or -ETIMEDOUT when the card
- * stopped answering (the job is abandoned and *ret_stuck set: it still holds the reader). */
-static int read_card_pcsc(struct pcsc_watch *w, const char *reader, struct openpgp_card *ret,
-                          uint16_t *ret_sw, struct read_job **ret_stuck)
-{
-	struct read_job *j = calloc(1, sizeof(*j));
-	uint64_t start = worker_job_now_usec();
-	bool done = false;
-	int r;
-
-	if (!j)
-		return -ENOMEM;
-	strcpy_trunc(j->reader, sizeof(j->reader), reader);
-	j->last_progress = start;
-	r = worker_job_start(&j->base, job_run);
-	if (r < 0)
-		return r;
-
-	pthread_mutex_lock(&j->base.lock);
-	for (;;) {
-		uint64_t now = worker_job_now_usec();
-
-		done = j->base.done;
-		if (done || now - j->last_progress >= READ_SILENCE_USEC ||
-		    now - start >= READ_TOTAL_USEC)
-			break;
-		pthread_mutex_unlock(&j->base.lock);
-		if (is_stopping(w)) {
-			pthread_mutex_lock(&j->base.lock);
-			done = j->base.done;
-			break;
-		}
-		pthread_mutex_lock(&j->base.lock);
-		/* Slices, so that a shutdown is noticed while a card is slow. */
-		(void)worker_job_wait_locked(&j->base, now + WAIT_SLICE_USEC);
-	}
-	memcpy(ret, &j->card, sizeof(*ret));
-	*ret_sw = j->last_sw;
-	r = done ? j->base.r : -ETIMEDOUT;
-	pthread_mutex_unlock(&j->base.lock);
-	if (done) {
-		worker_job_unref(&j->base);
-		return r;
-	}
-	/* Keep our reference: the worker checks whether the stuck read has ended before it reads
-	 * that reader again (its transaction would block ours). */
-	*ret_stuck = j;
-	return r;
+	return is_stopping(userdata);
 }
 
 /* ---- the worker -------------------------------------------------------------------------- */
@@ -468,45 +188,8 @@ struct reader_slot {
 	unsigned counter; /* event counter of the last read */
 	bool have_read;
 	bool reported; /* a MSG_CARD is in the model for this reader */
-	struct read_job *stuck;
+	struct card_pcsc_read *stuck;
 };
-
-static void read_error_text(int r, uint16_t sw, char *buf, size_t size)
-{
-	switch (r) {
-	case -ENODEV:
-		snprintf(buf, size, "card removed during read");
-		break;
-	case -EBADMSG:
-		snprintf(buf, size, "malformed application data");
-		break;
-	case -ETIMEDOUT:
-		snprintf(buf, size, "card did not answer within %llu s",
-		         (unsigned long long)(READ_SILENCE_USEC / 1000000));
-		break;
-	case -ECONNRESET:
-		snprintf(buf, size, "card was reset by another program twice during read");
-		break;
-	case -EPROTO:
-		snprintf(buf, size, "card does not answer (mute or unpowered)");
-		break;
-	case -EMSGSIZE:
-		snprintf(buf, size, "card data larger than expected");
-		break;
-	case -EACCES:
-		snprintf(buf, size, "card refused to read data (status word %04X)", sw);
-		break;
-	case -EIO:
-		if (sw && sw != 0x9000)
-			snprintf(buf, size, "status word %04X", sw);
-		else
-			snprintf(buf, size, "card read failed: input/output error");
-		break;
-	default:
-		snprintf(buf, size, "card read failed: %s", strerror(-r));
-		break;
-	}
-}
 
 /* GnuPG 2.4's scdaemon, its own CCID driver on, does not fall back to pcscd: gpg then finds no
  * card while we read one. Asked once per read, only where that can happen (a SERIALNO costs the
@@ -548,7 +231,7 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 	}
 
 	if (!scd_first) {
-		r = read_card_pcsc(w, s->name, card, &sw, &s->stuck);
+		r = card_pcsc_read(s->name, stopping, w, card, &sw, &s->stuck);
 		if (r == -ESHUTDOWN || is_stopping(w))
 			return; /* pcscd went away: the next wait says so */
 		if (r == -ENODEV && !card->aid[0])
@@ -566,7 +249,7 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 		} else if (!exclusive && scd_first) {
 			/* Shared use and scdaemon could not help: read ourselves. */
 			memset(card, 0, sizeof(*card));
-			r = read_card_pcsc(w, s->name, card, &sw, &s->stuck);
+			r = card_pcsc_read(s->name, stopping, w, card, &sw, &s->stuck);
 			if (r == -ESHUTDOWN || is_stopping(w))
 				return;
 			if (r >= 0 || r == -ENOENT)
@@ -592,7 +275,7 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 			/* The reader said what and which data object: more than an errno. */
 			strcpy_trunc(t->error, sizeof(t->error), card->error);
 		else if (r < 0)
-			read_error_text(r, sw, t->error, sizeof(t->error));
+			card_pcsc_error_text(r, sw, t->error, sizeof(t->error));
 	}
 	if (r < 0 && r != -ENOENT)
 		log_debug("PC/SC: reading %s: %s", s->name, t->error);
@@ -619,10 +302,10 @@ static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, 
 	if (s->have_read && s->counter == counter && !rescan)
 		return;
 	if (s->stuck) {
-		if (!worker_job_finished(&s->stuck->base))
+		if (!card_pcsc_read_finished(s->stuck))
 			return; /* the silent read still holds the reader: wait for the next change
 			         */
-		worker_job_unref(&s->stuck->base);
+		card_pcsc_read_unref(s->stuck);
 		s->stuck = NULL;
 	}
 	s->counter = counter;
@@ -678,8 +361,7 @@ static LONG relist(struct pcsc_watch *w, SCARDCONTEXT ctx, struct reader_slot *s
 			continue;
 		if (slots[i].reported)
 			post(w, MSG_GONE, slots[i].name, NULL);
-		if (slots[i].stuck)
-			worker_job_unref(&slots[i].stuck->base);
+		card_pcsc_read_unref(slots[i].stuck);
 	}
 	memcpy(slots, fresh, sizeof(fresh));
 	*n_slots = n;
@@ -754,7 +436,7 @@ static void *worker_main(void *p)
 			continue; /* rescan request, or a reader vanished: list again */
 		if (rv != SCARD_S_SUCCESS) {
 			log_debug("PC/SC: SCardGetStatusChange: 0x%08lX", (unsigned long)rv);
-			if (rv_service_gone(rv))
+			if (pcsc_rv_service_gone(rv))
 				break;
 			/* Unexpected: do not spin on it; treat as pcscd trouble and start over
 			 * once its socket shows life again. */
@@ -776,8 +458,7 @@ static void *worker_main(void *p)
 	pthread_mutex_unlock(&w->lock);
 	(void)SCardReleaseContext(ctx);
 	for (size_t i = 0; i < n; i++)
-		if (slots[i].stuck)
-			worker_job_unref(&slots[i].stuck->base);
+		card_pcsc_read_unref(slots[i].stuck);
 	free(slots);
 	if (!is_stopping(w))
 		post_down(w, true, rv);

@@ -12,7 +12,7 @@
  * look is complete (hooks.settled) once the enumeration is done and every serial it asked the
  * worker for has come back.
  *
- * Does not: decide what a token is (usb-ident.c and the table do), merge sightings (the model).
+ * Does not: decide what a token is (card-usb.c and the table do), merge sightings (the model).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +28,10 @@
 #include <systemd/sd-device.h>
 
 #include "log.h"
-#include "token-table.h"
-#include "usb-ident.h"
+#include "card-usb-table.h"
+#include "card-usb.h"
 #include "fileio.h"
-#include "udev-watch.h"
+#include "watch-udev.h"
 
 #define SYSPATH_MAX 512
 #define DEVNODE_MAX 64

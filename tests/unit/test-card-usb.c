@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "usb-ident.h"
+#include "card-usb.h"
 
 struct buf {
 	uint8_t b[2048];

@@ -5,7 +5,7 @@
  * reads a YubiKey's serial and firmware through the OTP interface when that is enabled and ours
  * to open.
  *
- * Does not: watch devices (udev-watch.c) or talk to the CCID interface (pcsc-watch.c).
+ * Does not: watch devices (watch-udev.c) or talk to the CCID interface (watch-pcsc.c).
  */
 #pragma once
 

@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "tlv.h"
+#include "card-tlv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  * udev-rules/70-keyctl.rules grants access to the entries with `uaccess` set, and a unit test
  * checks the two agree, so the ids live in one place.
  *
- * Does not: look at devices (usb-ident.c does), or know firmware-dependent names (usb-ident.c
+ * Does not: look at devices (card-usb.c does), or know firmware-dependent names (card-usb.c
  * turns "YubiKey 4/5" into "YubiKey 5" from the firmware).
  */
 #pragma once

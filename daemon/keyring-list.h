@@ -4,7 +4,7 @@
  * disk or as a card stub) plus the fingerprints the configuration tracks. keyring_list() is the
  * blocking listing; struct keyring_watch runs it on a worker thread whenever GNUPGHOME changes
  * (inotify, debounced), posts the result to the sd-event loop and retries a bounded number of
- * times with backoff when gpg fails. Only this file (and scd-fallback.c, gpgme-init.c) includes
+ * times with backoff when gpg fails. Only this file (and card-scd.c, gpgme-init.c) includes
  * <gpgme.h>; gpgme errors become -errno here.
  *
  * Does not: modify the keyring, talk to gpg-agent or cards, or decide levels and findings.
@@ -12,21 +12,16 @@
 #pragma once
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <systemd/sd-event.h>
 
 #include "types.h"
 
 #define KEYRING_GPG_CONF_MAX (256u * 1024u)
 #define KEYRING_TRACK_MAX 64
 #define KEYRING_DEFAULT_KEY_MAX 256
-#define KEYRING_DEBOUNCE_USEC (200u * 1000u)
-#define KEYRING_RETRY_MIN_USEC (1000u * 1000u)
-#define KEYRING_RETRY_MAX_USEC (300ull * 1000u * 1000u)
-/* 1, 2, 4 ... 256, 300 s: then only a change in GNUPGHOME or a Reload lists again. */
-#define KEYRING_RETRY_ATTEMPTS 10u
-#define KEYRING_LIST_TIMEOUT_USEC (60ull * 1000u * 1000u)
 
 /*
  * Lists the keys with a secret part in gnupghome (NULL: gpg's default) and the tracked
@@ -37,6 +32,20 @@
  */
 int keyring_list(const char *gnupghome, const char *const *track, size_t n_track,
                  struct key **ret_keys, size_t *ret_n, char *err, size_t errsize);
+/* Lets another thread (the watch's watchdog) cancel a running listing: gpgme_cancel_async() on
+ * its context, now or as soon as it has one. lock also guards what its owner adds beside it. */
+struct keyring_cancel {
+	pthread_mutex_t lock;
+	struct gpgme_context *ctx;
+	bool cancelled;
+};
+void keyring_cancel(struct keyring_cancel *c);
+
+/* keyring_list() with another gpg binary (gpg_path NULL: gpgme's default) and a cancel slot
+ * (NULL: none). */
+int keyring_list_cancellable(const char *gnupghome, const char *gpg_path, const char *const *track,
+                             size_t n_track, struct keyring_cancel *cancel, struct key **ret_keys,
+                             size_t *ret_n, char *err, size_t errsize);
 /* The same with another gpg binary (tests); gpg_path NULL is gpgme's default. */
 int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *const *track,
                       size_t n_track, struct key **ret_keys, size_t *ret_n, char *err,
@@ -56,39 +65,3 @@ int keyring_check_keybox_header(const uint8_t *p, size_t n);
 /* True when s is valid UTF-8 without control characters and fits in UID_MAX: the test a user id
  * must pass to be shown. Pure. */
 bool keyring_uid_acceptable(const char *s);
-
-/* One refresh's outcome. The callback may take keys (set it to NULL); the rest is freed after. */
-struct keyring_result {
-	int error; /* 0 or -errno */
-	char reason[ERROR_TEXT_MAX];
-	struct key *keys;
-	size_t n_keys;
-	char default_key[KEYRING_DEFAULT_KEY_MAX]; /* "" when gpg.conf names none */
-};
-
-struct keyring_watch;
-typedef void (*keyring_watch_fn)(struct keyring_watch *w, struct keyring_result *res,
-                                 void *userdata);
-
-/*
- * Watches gnupghome and refreshes as soon as the loop runs and after every change (debounced 200
- * ms). Results come to fn on the loop thread. A failed refresh is retried after 1 s, doubling up to
- * 5 min; there are no other wake-ups. A listing that takes longer than 60 s is cancelled
- * (-ETIMEDOUT).
- */
-int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *track, size_t n_track,
-                      keyring_watch_fn fn, void *userdata, struct keyring_watch **ret);
-/* Cancels a running listing and waits for its thread. */
-struct keyring_watch *keyring_watch_free(struct keyring_watch *w);
-static inline void keyring_watch_freep(struct keyring_watch **w)
-{
-	if (*w)
-		keyring_watch_free(*w);
-}
-/* Refreshes now (or right after the running listing). */
-int keyring_watch_refresh(struct keyring_watch *w);
-/* Replaces the tracked fingerprints (configuration reload); takes effect with the next listing. */
-int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track);
-/* For tests: another gpg binary, another listing timeout. Apply before the loop runs. */
-int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path);
-void keyring_watch_set_timeout(struct keyring_watch *w, uint64_t usec);

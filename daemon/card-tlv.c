@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 
-#include "tlv.h"
+#include "card-tlv.h"
 
 /* Tag bytes beyond the first: bit 8 set means another byte follows (ISO 7816-4, 5.2.2.1). */
 #define TLV_TAG_BYTES_MAX 3

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "test.h"
-#include "token-table.h"
+#include "card-usb-table.h"
 
 TEST(lookup)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * USB identification of tokens. The descriptor parser is pure and fuzzed (fuzz-usb-ident.c): the
+ * USB identification of tokens. The descriptor parser is pure and fuzzed (fuzz-card-usb.c): the
  * bytes come from a device, through the kernel, and are checked like any other input: every
  * length against what is left, the configuration's wTotalLength against its contents, exact sizes
  * for the descriptors we read fields from (USB 2.0, 9.6). usb_ident_read_otp() is the one place
@@ -19,8 +19,8 @@
 #include <ykdef.h>
 #include <ykstatus.h>
 
-#include "token-table.h"
-#include "usb-ident.h"
+#include "card-usb-table.h"
+#include "card-usb.h"
 
 #define USB_DT_DEVICE 0x01
 #define USB_DT_CONFIG 0x02

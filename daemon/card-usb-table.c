@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "token-table.h"
+#include "card-usb-table.h"
 
 #define OTP USB_IFACE_OTP
 #define FIDO USB_IFACE_FIDO

@@ -5,22 +5,9 @@
  * secret=0 on the primary), then the public data for just those fingerprints and the tracked
  * ones, so the cost does not grow with other people's keys in pubring.kbx. gpg runs with
  * --trust-model=always: keyctl shows no validity, and gpg then never rewrites trustdb.gpg, which
- * would otherwise wake our own watch.
+ * would otherwise wake watch-keyring.c.
  *
- * struct keyring_watch: inotify on GNUPGHOME and private-keys-v1.d (pubring.kbx, pubring.gpg,
- * gpg.conf, common.conf, scdaemon.conf for the scdaemon-ccid-conflict rule, and key files;
- * trustdb.gpg is left out for the reason above) and, in a keyboxd home (common.conf says
- * use-keyboxd, GnuPG >= 2.4.1's default for new homes), on public-keys.d: keyboxd keeps
- * pubring.db open and writes it, its -wal and -journal in place, so there IN_MODIFY counts, not
- * only IN_CLOSE_WRITE (-shm changes on reads and is left out). A 200 ms debounce, the listing on
- * a worker thread that reports through an eventfd, a 60 s watchdog that cancels the gpgme
- * operation (gpgme_cancel_async is safe from another thread), and exponential retry. Retries are
- * bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken must not wake
- * us every few minutes for ever. What mends it is seen anyway: a rewritten pubring.kbx or key
- * file through the watches, a GNUPGHOME created later through a watch on its
- * nearest existing parent, anything else through Reload (SIGHUP).
- *
- * Does not: write to the keyring, talk to gpg-agent, or log.
+ * Does not: write to the keyring, talk to gpg-agent, watch for changes, or log.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -32,9 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +26,7 @@
 #include "fileio.h"
 #include "gpg-conf.h"
 #include "gpgme-init.h"
-#include "keyring.h"
+#include "keyring-list.h"
 
 /* The one place gpgme's codes become errno values. */
 static int map_error(gpgme_error_t e)
@@ -282,14 +266,7 @@ static int map_key(gpgme_key_t k, const struct listing *l, const char *const *tr
 	return 0;
 }
 
-/* Lets the watchdog cancel a listing running on another thread. */
-struct cancel_slot {
-	pthread_mutex_t lock;
-	gpgme_ctx_t ctx;
-	bool cancelled;
-};
-
-static void cancel_slot_set(struct cancel_slot *c, gpgme_ctx_t ctx)
+static void cancel_slot_set(struct keyring_cancel *c, gpgme_ctx_t ctx)
 {
 	if (!c)
 		return;
@@ -300,7 +277,7 @@ static void cancel_slot_set(struct cancel_slot *c, gpgme_ctx_t ctx)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void cancel_slot_cancel(struct cancel_slot *c)
+void keyring_cancel(struct keyring_cancel *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->cancelled = true;
@@ -498,9 +475,9 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *tra
 	return 0;
 }
 
-static int list_full(const char *home, const char *gpg_path, const char *const *track,
-                     size_t n_track, struct cancel_slot *cancel, struct key **ret_keys,
-                     size_t *ret_n, char *err, size_t errsize)
+int keyring_list_cancellable(const char *home, const char *gpg_path, const char *const *track,
+                             size_t n_track, struct keyring_cancel *cancel, struct key **ret_keys,
+                             size_t *ret_n, char *err, size_t errsize)
 {
 	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
 	gpgme_error_t e;
@@ -573,7 +550,8 @@ int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *c
                       size_t n_track, struct key **ret_keys, size_t *ret_n, char *err,
                       size_t errsize)
 {
-	return list_full(gnupghome, gpg_path, track, n_track, NULL, ret_keys, ret_n, err, errsize);
+	return keyring_list_cancellable(gnupghome, gpg_path, track, n_track, NULL, ret_keys, ret_n,
+	                                err, errsize);
 }
 
 int keyring_list(const char *gnupghome, const char *const *track, size_t n_track,
@@ -622,488 +600,4 @@ int keyring_default_key(const char *gnupghome, char *buf, size_t size)
 	if (r < 0)
 		return r;
 	return keyring_parse_default_key(data, n, buf, size);
-}
-
-/* ---- the watch ---- */
-
-struct job {
-	struct cancel_slot cancel;
-	char home[PATH_MAX];
-	bool has_home;
-	char gpg_path[PATH_MAX];
-	char track[KEYRING_TRACK_MAX][FPR_HEX_MAX]; /* a copy: an orphaned job outlives the watch */
-	size_t n_track;
-	int efd;
-	struct keyring_result res;
-	bool timed_out;
-	bool finished, orphaned; /* under cancel.lock */
-};
-
-struct keyring_watch {
-	sd_event *event;
-	char home[PATH_MAX];
-	bool has_home;
-	char gpg_path[PATH_MAX];
-	char (*track)[FPR_HEX_MAX];
-	size_t n_track;
-	keyring_watch_fn fn;
-	void *userdata;
-
-	sd_event_source *inotify_home, *inotify_keys;
-	/* public-keys.d, while common.conf says use-keyboxd. */
-	sd_event_source *inotify_kbxd;
-	bool keyboxd;
-	/* While GNUPGHOME does not exist: its nearest existing parent, for the home to appear. */
-	sd_event_source *inotify_parent;
-	char parent_dir[PATH_MAX];
-	sd_event_source *debounce, *retry, *watchdog, *done;
-	int efd;
-	struct job *job;
-	pthread_t thread;
-	bool pending;
-	uint64_t backoff;
-	unsigned retries; /* since the last success, or the last refresh something asked for */
-	uint64_t timeout;
-};
-
-static void job_free(struct job *j)
-{
-	if (!j)
-		return;
-	keyring_keys_free(j->res.keys, j->res.n_keys);
-	if (j->efd >= 0)
-		close(j->efd);
-	pthread_mutex_destroy(&j->cancel.lock);
-	free(j);
-}
-
-static void *job_run(void *arg)
-{
-	struct job *j = arg;
-	const char *track[KEYRING_TRACK_MAX];
-	uint64_t one = 1;
-	bool orphaned;
-	ssize_t k;
-
-	for (size_t i = 0; i < j->n_track; i++)
-		track[i] = j->track[i];
-	j->res.error =
-	        list_full(j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path,
-	                  track, j->n_track, &j->cancel, &j->res.keys, &j->res.n_keys,
-	                  j->res.reason, sizeof(j->res.reason));
-	if (j->res.error >= 0 && j->has_home) {
-		int r = keyring_default_key(j->home, j->res.default_key,
-		                            sizeof(j->res.default_key));
-		/* An unreadable gpg.conf costs only the default-key rule. */
-		if (r < 0)
-			j->res.default_key[0] = 0;
-	}
-	pthread_mutex_lock(&j->cancel.lock);
-	j->finished = true;
-	orphaned = j->orphaned;
-	pthread_mutex_unlock(&j->cancel.lock);
-	if (orphaned) {
-		/* The watch is gone; nobody waits for this result. */
-		job_free(j);
-		return NULL;
-	}
-	do
-		k = write(j->efd, &one, sizeof(one));
-	while (k < 0 && errno == EINTR);
-	return NULL;
-}
-
-static int arm_timer(struct keyring_watch *w, sd_event_source **s, uint64_t usec,
-                     sd_event_time_handler_t fn, const char *desc)
-{
-	uint64_t now;
-	int r;
-
-	r = sd_event_now(w->event, CLOCK_MONOTONIC, &now);
-	if (r < 0)
-		return r;
-	if (!*s) {
-		r = sd_event_add_time(w->event, s, CLOCK_MONOTONIC, now + usec, 10000, fn, w);
-		if (r >= 0)
-			(void)sd_event_source_set_description(*s, desc);
-		return r;
-	}
-	r = sd_event_source_set_time(*s, now + usec);
-	if (r < 0)
-		return r;
-	return sd_event_source_set_enabled(*s, SD_EVENT_ONESHOT);
-}
-
-static void disarm(sd_event_source *s)
-{
-	if (s)
-		(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
-}
-
-static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata);
-
-static int on_debounce(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	return keyring_watch_refresh(userdata);
-}
-
-static int refresh(struct keyring_watch *w);
-
-static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	return refresh(userdata);
-}
-
-/*
- * gpgme_cancel_async() only takes effect when gpg's pipes next have data (gpgme's select has no
- * timeout), and gpgme double-forks gpg, so we cannot kill it either. So a listing that takes too
- * long is reported as failed now (the view goes stale) and its thread is left to finish: its
- * late result, good or bad, is delivered as usual. No other listing starts meanwhile, so a hung
- * gpg costs one thread, not one per retry.
- */
-static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct keyring_watch *w = userdata;
-	struct keyring_result res = { .error = -ETIMEDOUT };
-
-	if (!w->job)
-		return 0;
-	w->job->timed_out = true;
-	cancel_slot_cancel(&w->job->cancel);
-	snprintf(res.reason, sizeof(res.reason),
-	         "gpg did not answer within %.1f s (keyring locked?)", (double)w->timeout / 1e6);
-	w->fn(w, &res, w->userdata);
-	return 0;
-}
-
-/* Watches the nearest existing parent of the missing home. A directory on the way may be
- * created between looking and watching: look again after each new watch (a few times; an
- * event on the new watch covers what changes after that). */
-static void parent_watch_ensure(struct keyring_watch *w)
-{
-	const uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
-	char dir[PATH_MAX];
-
-	for (int i = 0; i < 8; i++) {
-		if (path_nearest_dir(w->home, dir, sizeof(dir)) < 0)
-			return;
-		if (w->inotify_parent && streq(w->parent_dir, dir))
-			return;
-		w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		if (sd_event_add_inotify(w->event, &w->inotify_parent, dir, mask, on_inotify, w) <
-		    0)
-			return;
-		(void)sd_event_source_set_description(w->inotify_parent, "keyring-parent");
-		strcpy_trunc(w->parent_dir, sizeof(w->parent_dir), dir);
-	}
-}
-
-/* (Re)adds the inotify watches that are missing; the home or its key directory may appear
- * later. Failures are survived: the next refresh tries again. Returns true when the home's
- * watch was added just now while a parent was watched: the home appeared. */
-static bool watches_ensure(struct keyring_watch *w)
-{
-	const uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
-	                      IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
-	bool appeared = false;
-	char path[PATH_MAX + 32];
-	int r;
-
-	if (!w->has_home)
-		return false;
-	if (!w->inotify_home &&
-	    sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify, w) < 0) {
-		parent_watch_ensure(w);
-		/* It may have appeared while the parent's watch was being set up. */
-		(void)sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify,
-		                           w);
-	}
-	if (w->inotify_home && w->inotify_parent) {
-		w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		appeared = true;
-	}
-	if (!w->inotify_keys &&
-	    snprintf(path, sizeof(path), "%s/private-keys-v1.d", w->home) < (int)sizeof(path))
-		(void)sd_event_add_inotify(w->event, &w->inotify_keys, path, mask, on_inotify, w);
-	/* An unreadable common.conf keeps the last answer: the next change reads it again. */
-	r = gpg_conf_file_has_option(w->home, "common.conf", "use-keyboxd");
-	if (r >= 0)
-		w->keyboxd = r > 0;
-	if (!w->keyboxd)
-		w->inotify_kbxd = sd_event_source_disable_unref(w->inotify_kbxd);
-	else if (!w->inotify_kbxd &&
-	         snprintf(path, sizeof(path), "%s/public-keys.d", w->home) < (int)sizeof(path))
-		(void)sd_event_add_inotify(w->event, &w->inotify_kbxd, path, mask | IN_MODIFY,
-		                           on_inotify, w);
-	return appeared;
-}
-
-static bool relevant(const struct keyring_watch *w, sd_event_source *s,
-                     const struct inotify_event *ev)
-{
-	static const char *const names[] = {
-		"pubring.kbx", "pubring.gpg",   "gpg.conf",      "private-keys-v1.d",
-		"common.conf", "public-keys.d", "scdaemon.conf",
-	};
-	static const char *const kbxd_names[] = {
-		"pubring.db",
-		"pubring.db-wal",
-		"pubring.db-journal",
-	};
-
-	if (s == w->inotify_keys)
-		return ev->len == 0 || strstr(ev->name, ".key") != NULL;
-	if (s == w->inotify_kbxd) {
-		if (ev->len == 0)
-			return true;
-		for (size_t i = 0; i < ELEMENTSOF(kbxd_names); i++)
-			if (streq(ev->name, kbxd_names[i]))
-				return true;
-		return false;
-	}
-	if (ev->len == 0)
-		return true; /* the directory itself went away */
-	for (size_t i = 0; i < ELEMENTSOF(names); i++)
-		if (streq(ev->name, names[i]))
-			return true;
-	return false;
-}
-
-static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata)
-{
-	struct keyring_watch *w = userdata;
-
-	if (s == w->inotify_parent) {
-		if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
-			w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		else if (ev->len == 0 || !path_is_next_step(w->home, w->parent_dir, ev->name))
-			return 0; /* something else appeared beside the way to the home */
-		/* Listing only once the home is there: gpg on a missing home is a wasted run. */
-		if (watches_ensure(w))
-			return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
-			                 "keyring-debounce");
-		return 0;
-	}
-	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
-		/* The watched directory is gone or was renamed away (a restored backup moved in
-		 * its place): watches_ensure() watches the path again once it exists. The key
-		 * directory's watch sits inside the old home, so it goes with it. */
-		if (s == w->inotify_home) {
-			w->inotify_home = sd_event_source_disable_unref(w->inotify_home);
-			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
-			w->inotify_kbxd = sd_event_source_disable_unref(w->inotify_kbxd);
-		} else if (s == w->inotify_keys)
-			w->inotify_keys = sd_event_source_disable_unref(w->inotify_keys);
-		else if (s == w->inotify_kbxd)
-			w->inotify_kbxd = sd_event_source_disable_unref(w->inotify_kbxd);
-		return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
-		                 "keyring-debounce");
-	}
-	if (!relevant(w, s, ev))
-		return 0;
-	return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce, "keyring-debounce");
-}
-
-static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct keyring_watch *w = userdata;
-	struct job *j = w->job;
-	uint64_t v;
-	int r = 0;
-
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
-		return -errno;
-	if (!j)
-		return 0;
-	pthread_join(w->thread, NULL);
-	w->job = NULL;
-	disarm(w->watchdog);
-
-	if (j->res.error < 0 && w->retries < KEYRING_RETRY_ATTEMPTS) {
-		w->retries++;
-		w->backoff = w->backoff ? MIN(w->backoff * 2, KEYRING_RETRY_MAX_USEC)
-		                        : KEYRING_RETRY_MIN_USEC;
-		r = arm_timer(w, &w->retry, w->backoff, on_retry, "keyring-retry");
-	} else if (j->res.error >= 0) {
-		w->backoff = 0;
-		w->retries = 0;
-	}
-	(void)watches_ensure(w);
-	w->fn(w, &j->res, w->userdata);
-	job_free(j);
-	if (w->pending) {
-		w->pending = false;
-		return keyring_watch_refresh(w);
-	}
-	return r;
-}
-
-int keyring_watch_refresh(struct keyring_watch *w)
-{
-	/* Asked for (a change in GNUPGHOME, a Reload): a failure earns a new series of retries. */
-	w->retries = 0;
-	w->backoff = 0;
-	return refresh(w);
-}
-
-static int refresh(struct keyring_watch *w)
-{
-	_cleanup_(freep) struct job *j = NULL;
-	int r;
-
-	if (w->job) {
-		w->pending = true;
-		return 0;
-	}
-	disarm(w->retry);
-	disarm(w->debounce);
-	(void)watches_ensure(w);
-
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		return -ENOMEM;
-	memcpy(j->home, w->home, sizeof(j->home));
-	j->has_home = w->has_home;
-	memcpy(j->gpg_path, w->gpg_path, sizeof(j->gpg_path));
-	if (w->n_track > 0)
-		memcpy(j->track, w->track, w->n_track * sizeof(*w->track));
-	j->n_track = w->n_track;
-	j->efd = fcntl(w->efd, F_DUPFD_CLOEXEC, 3);
-	if (j->efd < 0)
-		return -errno;
-	r = pthread_mutex_init(&j->cancel.lock, NULL);
-	if (r != 0) {
-		close(j->efd);
-		return -r;
-	}
-	r = pthread_create(&w->thread, NULL, job_run, j);
-	if (r != 0) {
-		close(j->efd);
-		pthread_mutex_destroy(&j->cancel.lock);
-		return -r;
-	}
-	w->job = TAKE_PTR(j);
-	return arm_timer(w, &w->watchdog, w->timeout, on_watchdog, "keyring-watchdog");
-}
-
-int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *track, size_t n_track,
-                      keyring_watch_fn fn, void *userdata, struct keyring_watch **ret)
-{
-	_cleanup_(keyring_watch_freep) struct keyring_watch *w = NULL;
-	int r;
-
-	if (n_track > KEYRING_TRACK_MAX)
-		return -E2BIG;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	w->efd = -1;
-	w->timeout = KEYRING_LIST_TIMEOUT_USEC;
-	w->event = sd_event_ref(e);
-	w->fn = fn;
-	w->userdata = userdata;
-	if (!isempty(gnupghome)) {
-		r = strcpy_bounded(w->home, sizeof(w->home), gnupghome);
-		if (r < 0)
-			return r;
-		w->has_home = true;
-	}
-	if (n_track > 0) {
-		w->track = calloc(n_track, sizeof(*w->track));
-		if (!w->track)
-			return -ENOMEM;
-		for (size_t i = 0; i < n_track; i++) {
-			r = strcpy_bounded(w->track[i], FPR_HEX_MAX, track[i]);
-			if (r < 0)
-				return r;
-		}
-		w->n_track = n_track;
-	}
-	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0)
-		return -errno;
-	r = sd_event_add_io(e, &w->done, w->efd, EPOLLIN, on_done, w);
-	if (r < 0)
-		return r;
-	(void)sd_event_source_set_description(w->done, "keyring-done");
-	/* The first listing starts once the loop runs, after the caller's setters. */
-	(void)watches_ensure(w);
-	r = arm_timer(w, &w->debounce, 0, on_debounce, "keyring-debounce");
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(w);
-	return 0;
-}
-
-int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track)
-{
-	char(*t)[FPR_HEX_MAX] = NULL;
-	int r;
-
-	if (n_track > KEYRING_TRACK_MAX)
-		return -E2BIG;
-	if (n_track > 0) {
-		t = calloc(n_track, sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		for (size_t i = 0; i < n_track; i++) {
-			r = strcpy_bounded(t[i], FPR_HEX_MAX, track[i]);
-			if (r < 0) {
-				free(t);
-				return r;
-			}
-		}
-	}
-	/* A running listing has its own copy; the next one uses the new list. */
-	free(w->track);
-	w->track = t;
-	w->n_track = n_track;
-	return 0;
-}
-
-int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path)
-{
-	return strcpy_bounded(w->gpg_path, sizeof(w->gpg_path), gpg_path ? gpg_path : "");
-}
-
-void keyring_watch_set_timeout(struct keyring_watch *w, uint64_t usec)
-{
-	w->timeout = usec;
-}
-
-struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
-{
-	if (!w)
-		return NULL;
-	if (w->job) {
-		struct job *j = w->job;
-		bool finished;
-
-		/* A finished thread is joined; a running one (gpg may hang) is left to free its job
-		 * itself; it holds copies of everything it reads. */
-		cancel_slot_cancel(&j->cancel);
-		pthread_mutex_lock(&j->cancel.lock);
-		finished = j->finished;
-		j->orphaned = !finished;
-		pthread_mutex_unlock(&j->cancel.lock);
-		if (finished) {
-			pthread_join(w->thread, NULL);
-			job_free(j);
-		} else
-			pthread_detach(w->thread);
-	}
-	sd_event_source_disable_unref(w->inotify_home);
-	sd_event_source_disable_unref(w->inotify_keys);
-	sd_event_source_disable_unref(w->inotify_kbxd);
-	sd_event_source_disable_unref(w->inotify_parent);
-	sd_event_source_disable_unref(w->debounce);
-	sd_event_source_disable_unref(w->retry);
-	sd_event_source_disable_unref(w->watchdog);
-	sd_event_source_disable_unref(w->done);
-	if (w->efd >= 0)
-		close(w->efd);
-	free(w->track);
-	sd_event_unref(w->event);
-	free(w);
-	return NULL;
 }

@@ -4,7 +4,7 @@
  * PC/SC sighting. The waiting and the card reads run on one worker thread; results reach the
  * sd-event loop through an eventfd, so nothing here blocks the loop.
  *
- * Does not: parse card data (card-openpgp.c), talk to gpg-agent itself (scd-fallback.c), or
+ * Does not: parse card data (card-openpgp.c), talk to gpg-agent itself (card-scd.c), or
  * merge sightings into tokens (model.c).
  */
 #pragma once
@@ -39,10 +39,3 @@ void pcsc_watch_kick(struct pcsc_watch *w);
 
 /* Re-reads every present card at the next occasion (e.g. after resume). */
 int pcsc_watch_rescan(struct pcsc_watch *w);
-
-/* Pure helpers, exposed for tests. */
-/* Fills kind, serial, model, usb_interfaces and firmware of *t from the card data and the
- * reader name (YubiKeys: the decimal device serial is the BCD AID serial). */
-void pcsc_token_from_card(const char *reader, const struct openpgp_card *c, struct token *t);
-/* Parses "Yubico YubiKey OTP+FIDO+CCID 00 00" into USB_IFACE_* bits; 0 when not a YubiKey. */
-unsigned pcsc_yubikey_interfaces(const char *reader);

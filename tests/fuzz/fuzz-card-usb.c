@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "usb-ident.h"
+#include "card-usb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

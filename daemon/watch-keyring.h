@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Watches GNUPGHOME and lists the keys again (keyring-list.c) on a worker thread after each
+ * change, posting the result to the sd-event loop; retries a bounded number of times with backoff
+ * when gpg fails.
+ *
+ * Does not: list keys itself, decide levels and findings, or log.
+ */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "keyring-list.h"
+
+#define KEYRING_DEBOUNCE_USEC (200u * 1000u)
+#define KEYRING_RETRY_MIN_USEC (1000u * 1000u)
+#define KEYRING_RETRY_MAX_USEC (300ull * 1000u * 1000u)
+/* 1, 2, 4 ... 256, 300 s: then only a change in GNUPGHOME or a Reload lists again. */
+#define KEYRING_RETRY_ATTEMPTS 10u
+#define KEYRING_LIST_TIMEOUT_USEC (60ull * 1000u * 1000u)
+
+/* One refresh's outcome. The callback may take keys (set it to NULL); the rest is freed after. */
+struct keyring_result {
+	int error; /* 0 or -errno */
+	char reason[ERROR_TEXT_MAX];
+	struct key *keys;
+	size_t n_keys;
+	char default_key[KEYRING_DEFAULT_KEY_MAX]; /* "" when gpg.conf names none */
+};
+
+struct keyring_watch;
+typedef void (*keyring_watch_fn)(struct keyring_watch *w, struct keyring_result *res,
+                                 void *userdata);
+
+/*
+ * Watches gnupghome and refreshes as soon as the loop runs and after every change (debounced 200
+ * ms). Results come to fn on the loop thread. A failed refresh is retried after 1 s, doubling up to
+ * 5 min; there are no other wake-ups. A listing that takes longer than 60 s is cancelled
+ * (-ETIMEDOUT).
+ */
+int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *track, size_t n_track,
+                      keyring_watch_fn fn, void *userdata, struct keyring_watch **ret);
+/* Cancels a running listing and waits for its thread. */
+struct keyring_watch *keyring_watch_free(struct keyring_watch *w);
+static inline void keyring_watch_freep(struct keyring_watch **w)
+{
+	if (*w)
+		keyring_watch_free(*w);
+}
+/* Refreshes now (or right after the running listing). */
+int keyring_watch_refresh(struct keyring_watch *w);
+/* Replaces the tracked fingerprints (configuration reload); takes effect with the next listing. */
+int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track);
+/* For tests: another gpg binary, another listing timeout. Apply before the loop runs. */
+int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path);
+void keyring_watch_set_timeout(struct keyring_watch *w, uint64_t usec);
