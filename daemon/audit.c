@@ -84,15 +84,12 @@ static const char *slot_name(enum key_slot s)
 	return s < SLOT_MAX ? names[s] : "?";
 }
 
-/* The 8-digit serial inside a full OpenPGP AID (OpenPGP card 3.4, 4.2.1), else the string. */
+/* A stub's card serial as people read it: the serial inside a full AID, else as it is. */
 static const char *serial_of(const char *card_serial, char buf[static 9])
 {
-	if (strlen(card_serial) == 32 && strncasecmp(card_serial, "D27600012401", 12) == 0) {
-		memcpy(buf, card_serial + 20, 8);
-		buf[8] = 0;
-		return buf;
-	}
-	return card_serial;
+	const char *s = card_aid_serial(card_serial, buf);
+
+	return s ? s : card_serial;
 }
 
 bool audit_card_serial_matches(const char *card_serial, const struct openpgp_card *c)

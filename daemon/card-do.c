@@ -59,6 +59,17 @@ void card_unwrap(uint32_t tag, const uint8_t **p, size_t *n)
 	*n = len;
 }
 
+int card_hex_digit(uint8_t ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
 static void hex_upper(const uint8_t *p, size_t n, char *ret)
 {
 	static const char digits[] = "0123456789ABCDEF";
@@ -506,6 +517,32 @@ int card_parse_url(const uint8_t *p, size_t n, struct openpgp_card *c)
 		memcpy(c->url, p, n);
 	c->url[n] = 0;
 	return 0;
+}
+
+int card_parse_aid_hex(const uint8_t *p, size_t n, struct openpgp_card *c)
+{
+	uint8_t b[AID_LEN];
+
+	if (n != 2 * sizeof(b))
+		return -EBADMSG;
+	for (size_t i = 0; i < sizeof(b); i++) {
+		int hi = card_hex_digit(p[2 * i]), lo = card_hex_digit(p[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EBADMSG;
+		b[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return card_parse_aid(b, sizeof(b), c);
+}
+
+const char *card_aid_serial(const char *aid, char buf[static 9])
+{
+	/* RID and application (12 hex digits), version (4), manufacturer (4), serial (8). */
+	if (!aid || strlen(aid) != 2 * AID_LEN || strncasecmp(aid, "D27600012401", 12) != 0)
+		return NULL;
+	memcpy(buf, aid + 20, 8);
+	buf[8] = 0;
+	return buf;
 }
 
 bool card_aid_same_card(const char *a, const char *b)

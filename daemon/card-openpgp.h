@@ -88,6 +88,13 @@ int card_parse_aid(const uint8_t *p, size_t n, struct openpgp_card *c);
  * D2760001240100000006876543210000 for a card whose AID has 0304), and the version moves with
  * the firmware while the keys stay. */
 bool card_aid_same_card(const char *a, const char *b);
+/* 0..15 for a hex digit of either case, else -1. */
+int card_hex_digit(uint8_t ch);
+/* card_parse_aid() of the AID as n hex digits (scdaemon's SERIALNO): -EBADMSG unless 32 of them. */
+int card_parse_aid_hex(const uint8_t *p, size_t n, struct openpgp_card *c);
+/* The 8-digit serial inside a full OpenPGP AID in hex (OpenPGP card 3.4, 4.2.1) into buf; NULL
+ * when aid is not one. */
+const char *card_aid_serial(const char *aid, char buf[static 9]);
 /* DO 6E, with or without its outer tag and the 73 wrapper. Unknown tags are skipped; a broken
  * member is noted and the others are still read. dos may be NULL. */
 int card_parse_application_data(const uint8_t *p, size_t n, struct openpgp_card *c,

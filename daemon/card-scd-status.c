@@ -51,17 +51,6 @@ static void rest(struct cursor *c, const uint8_t **ret, size_t *ret_len)
 	*ret_len = c->left;
 }
 
-static int hexval(uint8_t ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* Undoes Assuan's percent-plus escaping into out[size]. Returns the length, -EBADMSG on a bad
  * escape, -EMSGSIZE when it does not fit. With text, NUL and control bytes are refused. */
 static int unescape(const uint8_t *p, size_t n, uint8_t *out, size_t size, bool text)
@@ -78,8 +67,8 @@ static int unescape(const uint8_t *p, size_t n, uint8_t *out, size_t size, bool 
 
 			if (n - i < 3)
 				return -EBADMSG;
-			hi = hexval(p[i + 1]);
-			lo = hexval(p[i + 2]);
+			hi = card_hex_digit(p[i + 1]);
+			lo = card_hex_digit(p[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -EBADMSG;
 			b = (uint8_t)(hi << 4 | lo);
@@ -145,7 +134,7 @@ static int parse_hex_upper(const uint8_t *p, size_t n, char *out, size_t size)
 	if (n + 1 > size)
 		return -EMSGSIZE;
 	for (size_t i = 0; i < n; i++) {
-		if (hexval(p[i]) < 0)
+		if (card_hex_digit(p[i]) < 0)
 			return -EBADMSG;
 		out[i] = (char)(p[i] >= 'a' ? p[i] - 'a' + 'A' : p[i]);
 	}
@@ -155,22 +144,6 @@ static int parse_hex_upper(const uint8_t *p, size_t n, char *out, size_t size)
 
 /* The full AID as hex (GnuPG's card serial number), decoded by the one AID parser both read
  * paths share. */
-static int parse_serialno(const uint8_t *p, size_t n, struct openpgp_card *c)
-{
-	uint8_t b[16];
-
-	if (n != 2 * sizeof(b))
-		return -EBADMSG;
-	for (size_t i = 0; i < sizeof(b); i++) {
-		int hi = hexval(p[2 * i]), lo = hexval(p[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EBADMSG;
-		b[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return card_parse_aid(b, sizeof(b), c);
-}
-
 /* "Ed25519", "Curve25519", "nistp256", "NIST P-256", "brainpoolP256r1" -> keyctl's names. */
 static int curve_to_algorithm(const char *curve, char *out, size_t size)
 {
@@ -259,7 +232,7 @@ int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *card)
 	if (word_is(kw, kwn, "SERIALNO")) {
 		if (!next_word(&c, &w, &wn) || c.left != 0)
 			return -EBADMSG;
-		return parse_serialno(w, wn, card);
+		return card_parse_aid_hex(w, wn, card);
 	}
 	if (word_is(kw, kwn, "MANUFACTURER")) {
 		/* The name is ours, from the id: GnuPG 2.2's table lacks makers added since (it

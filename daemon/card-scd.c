@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "card-openpgp.h"
+#include "fileio.h"
 #include "gpg-conf.h"
 #include "gpgme-init.h"
 #include "card-scd.h"
@@ -118,29 +119,12 @@ static int agent_socket(const char *home, char *out, size_t size)
 	return 0;
 }
 
-static bool socket_accepts(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-	bool ok;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return false;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(fd);
-	return ok;
-}
-
 bool scd_agent_running(const char *gnupghome)
 {
 	char sock[512];
 
 	gpgme_init_once();
-	return agent_socket(gnupghome, sock, sizeof(sock)) >= 0 && socket_accepts(sock);
+	return agent_socket(gnupghome, sock, sizeof(sock)) >= 0 && unix_socket_answers(sock);
 }
 
 struct scd_job {
@@ -303,10 +287,10 @@ static int scd_session(struct scd_job *j)
 		snprintf(j->err, sizeof(j->err), "cannot find gpg-agent's socket (gpgconf)");
 		return -EHOSTDOWN;
 	}
-	if (!socket_accepts(sock)) {
+	if (!unix_socket_answers(sock)) {
 		/* Start the agent the way gpg does; it then starts scdaemon on demand. */
 		r = run_gpgconf(j->home, "--launch", "gpg-agent", NULL, 0);
-		if (r != 0 || !socket_accepts(sock)) {
+		if (r != 0 || !unix_socket_answers(sock)) {
 			snprintf(j->err, sizeof(j->err),
 			         "gpg-agent is not running and could not "
 			         "be started");

@@ -20,6 +20,8 @@
  * and answered in order once the daemon has its first true picture; org.varlink.service calls
  * are answered at once, so that a monitor can tell "starting" from "dead".
  *
+ * Methods are in server-methods.c, the listening socket in server-socket.c.
+ *
  * Does not: change the model (Reload calls main.c's handler), or talk to any watcher.
  */
 #include <errno.h>
@@ -39,96 +41,9 @@
 #include "codec.h"
 #include "config-build.h"
 #include "log.h"
+#include "server-internal.h"
 #include "server.h"
 #include "varlink.h"
-
-#define SERVER_MAX_CLIENTS_DEFAULT 64u
-#define SERVER_QUEUE_MAX_DEFAULT (1024u * 1024u)
-#define SERVER_READ_SIZE 16384u
-#define SERVER_MAX_WATCHERS_DEFAULT 32u
-/* Refused clients lingering for their error to be read; more are closed at once. */
-#define SERVER_REFUSING_MAX 16u
-#define SERVER_REFUSE_LINGER_USEC (2ull * 1000000ull)
-#define SERVER_URL "https://github.com/keyctl/keyctl"
-
-/* org.varlink.service, as https://varlink.org/Service defines it, for GetInterfaceDescription. */
-static const char service_interface[] =
-        "# The Varlink Service Interface is provided by every varlink service. It\n"
-        "# describes the service and the interfaces it implements.\n"
-        "interface org.varlink.service\n"
-        "\n"
-        "# Get a list of all the interfaces a service provides and information\n"
-        "# about the implementation.\n"
-        "method GetInfo() -> (\n"
-        "\tvendor: string,\n"
-        "\tproduct: string,\n"
-        "\tversion: string,\n"
-        "\turl: string,\n"
-        "\tinterfaces: []string\n"
-        ")\n"
-        "\n"
-        "# Get the description of an interface that is implemented by this service.\n"
-        "method GetInterfaceDescription(interface: string) -> (description: string)\n"
-        "\n"
-        "# The requested interface was not found.\n"
-        "error InterfaceNotFound (interface: string)\n"
-        "\n"
-        "# The requested method was not found\n"
-        "error MethodNotFound (method: string)\n"
-        "\n"
-        "# The interface defines the requested method, but the service does not\n"
-        "# implement it.\n"
-        "error MethodNotImplemented (method: string)\n"
-        "\n"
-        "# One of the passed parameters is invalid.\n"
-        "error InvalidParameter (parameter: string)\n"
-        "\n"
-        "# Client is denied access\n"
-        "error PermissionDenied ()\n"
-        "\n"
-        "# Method is expected to be called with 'more' set to true, but wasn't\n"
-        "error ExpectedMore ()\n";
-
-struct client {
-	struct server *server;
-	struct client *next, *prev;
-	int fd;
-	sd_event_source *io;
-	sd_event_source *idle; /* closes a connection without a call for idle_usec (not Watch) */
-	struct varlink_buffer in;
-	char *out; /* queued output: bytes [out_start, out_end) */
-	size_t out_start, out_end, out_alloc;
-	uint64_t last_active; /* CLOCK_MONOTONIC usec of the last call or the last bytes out */
-	char *parked; /* an io.keyctl call waiting for the daemon's start, NUL included */
-	size_t parked_len;
-	bool idle_partial; /* the idle timer counts from the first byte of an unfinished message */
-	bool watching; /* a Watch call is running: events go out as replies */
-	bool refusing; /* told TooManyClients: its input is drained until it closes */
-	bool closing; /* protocol broken or peer done: close once the queue is sent */
-	bool dead; /* closed; freed by the server's gc */
-};
-
-struct server {
-	sd_event *event;
-	struct model *model;
-	int listen_fd;
-	sd_event_source *listen_src;
-	sd_event_source *gc;
-	char path[PATH_MAX]; /* "" when systemd passed the socket */
-	bool own_socket; /* we bound path, so we unlink it */
-	unsigned max_clients, max_watchers;
-	size_t queue_max;
-	uint64_t idle_usec;
-	struct client *clients;
-	unsigned n_clients; /* live ones, neither watching nor refused */
-	unsigned n_watching;
-	unsigned n_refusing;
-	server_reload_fn reload;
-	void *reload_userdata;
-	bool subscribed;
-	bool held; /* io.keyctl calls wait for server_release() */
-	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */
-};
 
 /* ---- client lifetime ---- */
 
@@ -189,7 +104,7 @@ static void client_kill(struct client *c)
 	sd_event_source_set_enabled(srv->gc, SD_EVENT_ONESHOT);
 }
 
-static uint64_t server_now(const struct server *srv)
+uint64_t server_now(const struct server *srv)
 {
 	uint64_t t = 0;
 
@@ -251,7 +166,7 @@ static int client_flush(struct client *c)
  * queued bytes it must stay within queue_max, else the client is not reading and is dropped.
  * Returns 0, or -ENOBUFS / -errno after which the caller kills the client.
  */
-static int client_send(struct client *c, const char *msg, size_t n)
+int client_send(struct client *c, const char *msg, size_t n)
 {
 	size_t q = client_queued(c);
 
@@ -285,7 +200,7 @@ static int client_send(struct client *c, const char *msg, size_t n)
 	return client_flush(c);
 }
 
-static int client_reply(struct client *c, json_object *params, bool continues)
+int client_reply(struct client *c, json_object *params, bool continues)
 {
 	_cleanup_(freep) char *m = NULL;
 	size_t n;
@@ -298,7 +213,7 @@ static int client_reply(struct client *c, json_object *params, bool continues)
 }
 
 /* An error whose one parameter is the limit that was reached. */
-static int client_error_max(struct client *c, const char *error, unsigned max)
+int client_error_max(struct client *c, const char *error, unsigned max)
 {
 	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
 	_cleanup_(freep) char *m = NULL;
@@ -313,7 +228,7 @@ static int client_error_max(struct client *c, const char *error, unsigned max)
 	return client_send(c, m, n);
 }
 
-static int client_error(struct client *c, const char *error, const char *field, const char *value)
+int client_error(struct client *c, const char *error, const char *field, const char *value)
 {
 	_cleanup_(freep) char *m = NULL;
 	size_t n;
@@ -329,7 +244,7 @@ static int client_error(struct client *c, const char *error, const char *field, 
 }
 
 /* The peer broke the protocol: tell it why, once, and close after that is sent. */
-static int client_fail(struct client *c, const char *error, const char *field, const char *value)
+int client_fail(struct client *c, const char *error, const char *field, const char *value)
 {
 	int r;
 
@@ -338,268 +253,6 @@ static int client_fail(struct client *c, const char *error, const char *field, c
 	if (r < 0)
 		return r;
 	return client_flush(c);
-}
-
-/* ---- methods ---- */
-
-static int reply_json(struct client *c, const struct varlink_call *call, int r, json_object *p)
-{
-	_cleanup_(json_object_putp) json_object *params = p;
-
-	if (r < 0)
-		return r;
-	if (call->oneway)
-		return 0;
-	return client_reply(c, params, false);
-}
-
-static int method_get_status(struct client *c, const struct varlink_call *call)
-{
-	const struct model *m = c->server->model;
-	const struct token *t;
-	const struct key *k;
-	const struct finding *f;
-	size_t nt = model_tokens(m, &t), nk = model_keys(m, &k), nf = model_findings(m, &f);
-	json_object *p = NULL;
-	int r = codec_status_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
-
-	return reply_json(c, call, r, p);
-}
-
-static int method_get_tokens(struct client *c, const struct varlink_call *call)
-{
-	const struct token *t;
-	size_t n = model_tokens(c->server->model, &t);
-	json_object *p = NULL;
-	int r = codec_tokens_to_json(t, n, &p);
-
-	return reply_json(c, call, r, p);
-}
-
-static int method_get_keys(struct client *c, const struct varlink_call *call)
-{
-	const struct key *k;
-	size_t n = model_keys(c->server->model, &k);
-	json_object *p = NULL;
-	int r = codec_keys_to_json(k, n, &p);
-
-	return reply_json(c, call, r, p);
-}
-
-static int method_get_findings(struct client *c, const struct varlink_call *call)
-{
-	const struct finding *f;
-	size_t n = model_findings(c->server->model, &f);
-	json_object *p = NULL;
-	int r = codec_findings_to_json(f, n, &p);
-
-	return reply_json(c, call, r, p);
-}
-
-static int method_reload(struct client *c, const struct varlink_call *call)
-{
-	struct server *srv = c->server;
-	char reason[ERROR_TEXT_MAX] = "";
-	int r;
-
-	if (!srv->reload)
-		return call->oneway ? 0
-		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
-		                                   "reloading is not supported by this daemon");
-	r = srv->reload(srv->reload_userdata, reason, sizeof(reason));
-	/* The handler may have changed the model, and the fan-out may have dropped clients; this
-	 * one is not watching (a watching connection takes no further calls), so it is alive. */
-	if (call->oneway)
-		return 0;
-	if (r < 0) {
-		if (isempty(reason))
-			strcpy_trunc(reason, sizeof(reason), strerror(-r));
-		return client_error(c, KEYCTL_ERROR_RELOAD_FAILED, "reason", reason);
-	}
-	return client_reply(c, NULL, false);
-}
-
-static int method_watch(struct client *c, const struct varlink_call *call)
-{
-	const struct model *m = c->server->model;
-	const struct token *t;
-	const struct key *k;
-	const struct finding *f;
-	size_t nt, nk, nf;
-	_cleanup_(json_object_putp) json_object *p = NULL;
-	int r;
-
-	if (!call->more)
-		return call->oneway ? 0 : client_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL, NULL);
-	/* The connection stays an ordinary one: it may retry later, or ask something else. */
-	if (c->server->n_watching >= c->server->max_watchers)
-		return call->oneway ? 0
-		                    : client_error_max(c, KEYCTL_ERROR_TOO_MANY_WATCHERS,
-		                                       c->server->max_watchers);
-	nt = model_tokens(m, &t);
-	nk = model_keys(m, &k);
-	nf = model_findings(m, &f);
-	r = codec_event_state_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
-	if (r < 0)
-		return r;
-	c->watching = true;
-	c->server->n_clients--;
-	c->server->n_watching++;
-	return client_reply(c, p, true);
-}
-
-static int method_get_info(struct client *c, const struct varlink_call *call)
-{
-	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
-	json_object *a = json_object_new_array();
-
-	if (!p || !a || json_object_object_add(p, "interfaces", a) < 0) {
-		json_object_put(a);
-		return -ENOMEM;
-	}
-	if (json_object_array_add(a, json_object_new_string(VARLINK_INTERFACE)) < 0 ||
-	    json_object_array_add(a, json_object_new_string(VARLINK_SERVICE_INTERFACE)) < 0 ||
-	    json_object_object_add(p, "vendor", json_object_new_string("keyctl")) < 0 ||
-	    json_object_object_add(p, "product", json_object_new_string("keyctld")) < 0 ||
-	    json_object_object_add(p, "version", json_object_new_string(PACKAGE_VERSION)) < 0 ||
-	    json_object_object_add(p, "url", json_object_new_string(SERVER_URL)) < 0)
-		return -ENOMEM;
-	return reply_json(c, call, 0, TAKE_PTR(p));
-}
-
-struct iface_param {
-	char interface[VARLINK_METHOD_MAX + 1];
-};
-
-static const struct varlink_field iface_param_table[] = {
-	{ "interface", VARLINK_STRING, VARLINK_MANDATORY, offsetof(struct iface_param, interface),
-	  sizeof(((struct iface_param *)0)->interface), NULL },
-	{},
-};
-
-static int method_get_interface_description(struct client *c, const struct varlink_call *call)
-{
-	struct iface_param ip = {};
-	const char *text;
-	json_object *p;
-
-	if (varlink_dispatch(call->parameters, iface_param_table, 0, &ip, NULL, NULL) < 0)
-		return call->oneway ? 0
-		                    : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
-		                                   "interface");
-	if (streq(ip.interface, VARLINK_INTERFACE))
-		text = varlink_keyctl_interface;
-	else if (streq(ip.interface, VARLINK_SERVICE_INTERFACE))
-		text = service_interface;
-	else
-		return call->oneway ? 0
-		                    : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
-		                                   "interface", ip.interface);
-	p = json_object_new_object();
-	if (!p || json_object_object_add(p, "description", json_object_new_string(text)) < 0) {
-		json_object_put(p);
-		return -ENOMEM;
-	}
-	return reply_json(c, call, 0, p);
-}
-
-struct method {
-	const char *name;
-	int (*fn)(struct client *c, const struct varlink_call *call);
-	bool takes_parameters; /* checks them itself; the others take none */
-	bool waits_for_start; /* answers from the model: parked until server_release() */
-};
-
-static const struct method methods[] = {
-	{ "io.keyctl.GetStatus", method_get_status, false, true },
-	{ "io.keyctl.GetTokens", method_get_tokens, false, true },
-	{ "io.keyctl.GetKeys", method_get_keys, false, true },
-	{ "io.keyctl.GetFindings", method_get_findings, false, true },
-	{ "io.keyctl.Reload", method_reload, false, true },
-	{ "io.keyctl.Watch", method_watch, false, true },
-	{ "org.varlink.service.GetInfo", method_get_info, false, false },
-	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true,
-	  false },
-	{},
-};
-
-static bool interface_is(const char *method, size_t len, const char *interface)
-{
-	return strlen(interface) == len && strncmp(method, interface, len) == 0;
-}
-
-static const struct varlink_field no_params[] = { {} };
-
-/* Handles one message. Returns 0, or -errno when the client must be closed now. */
-static int client_process(struct client *c, const char *msg, size_t len)
-{
-	_cleanup_(json_object_putp) json_object *o = NULL;
-	struct varlink_call call;
-	const char *bad = NULL, *dot;
-	const struct method *m;
-	int r;
-
-	/* A watching connection is a one-way street: Varlink's "more" call owns it until the end.
-	 */
-	if (c->watching)
-		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
-
-	r = varlink_message_parse(msg, len, &o);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0) {
-		log_debug("Client sent a message that is not a JSON object, closing");
-		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
-	}
-	r = varlink_call_parse(o, &call, &bad);
-	if (r < 0) {
-		log_debug("Client sent an invalid call (field '%s'), closing", bad);
-		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
-	}
-	if (call.upgrade)
-		return call.oneway ? 0
-		                   : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
-		                                  "upgrade");
-
-	for (m = methods; m->name; m++)
-		if (streq(m->name, call.method))
-			break;
-	if (!m->name) {
-		/* varlink_call_parse() checked the name: it has a dot. The interface is all
-		 * before the last one, compared whole ("io.Foo" is not a method of io.keyctl). */
-		size_t il;
-
-		dot = strrchr(call.method, '.');
-		il = (size_t)(dot - call.method);
-		if (!interface_is(call.method, il, VARLINK_INTERFACE) &&
-		    !interface_is(call.method, il, VARLINK_SERVICE_INTERFACE)) {
-			char iface[VARLINK_METHOD_MAX + 1];
-
-			strcpy_trunc(iface, MIN(sizeof(iface), il + 1), call.method);
-			return call.oneway ? 0
-			                   : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
-			                                  "interface", iface);
-		}
-		return call.oneway ? 0
-		                   : client_error(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method",
-		                                  call.method);
-	}
-	if (m->waits_for_start && c->server->held) {
-		c->parked = malloc(len);
-		if (!c->parked)
-			return -ENOMEM;
-		memcpy(c->parked, msg, len);
-		c->parked_len = len;
-		return 0;
-	}
-	if (!m->takes_parameters && call.parameters) {
-		bad = NULL;
-		if (varlink_dispatch(call.parameters, no_params, 0, NULL, NULL, &bad) < 0)
-			return call.oneway ? 0
-			                   : client_error(c, VARLINK_ERROR_INVALID_PARAMETER,
-			                                  "parameter", bad ? bad : "parameters");
-	}
-	return m->fn(c, &call);
 }
 
 static int on_client_idle(sd_event_source *s, uint64_t usec, void *userdata)
@@ -630,7 +283,7 @@ static int client_arm_idle(struct client *c, uint64_t usec)
 
 /* Called after each read and each call: the idle clock restarts, except that half a message
  * keeps the clock of its first byte (a trickle of bytes must not keep a connection forever). */
-static int client_update_idle(struct client *c)
+int client_update_idle(struct client *c)
 {
 	bool partial = varlink_buffer_pending(&c->in) > 0;
 	int on = SD_EVENT_OFF;
@@ -919,112 +572,6 @@ static void on_model_event(struct model *m, const struct model_event *ev, void *
 	}
 }
 
-/* ---- the listening socket ---- */
-
-static int socket_take_passed(struct server *srv)
-{
-	int n = sd_listen_fds(1);
-
-	if (n <= 0)
-		return n;
-	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
-		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
-			log_warning("Passed fd %d is not a listening Unix stream socket, ignoring",
-			            fd);
-			continue;
-		}
-		if (srv->listen_fd >= 0) {
-			log_warning("More than one socket passed, ignoring fd %d", fd);
-			continue;
-		}
-		srv->listen_fd = fd;
-	}
-	if (srv->listen_fd < 0)
-		return 0;
-	if (fcntl(srv->listen_fd, F_SETFD, FD_CLOEXEC) < 0 ||
-	    fcntl(srv->listen_fd, F_SETFL, fcntl(srv->listen_fd, F_GETFL) | O_NONBLOCK) < 0)
-		return -errno;
-	return 1;
-}
-
-/* A socket file nobody answers on is stale and may go; one that answers is another daemon. */
-static int socket_unlink_stale(const struct sockaddr_un *sa, socklen_t salen)
-{
-	_cleanup_(closep) int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct stat st;
-
-	if (lstat(sa->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)sa, salen) >= 0)
-		return -EADDRINUSE;
-	if (unlink(sa->sun_path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
-static int socket_listen_path(struct server *srv, const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_(closep) int fd = -1;
-	socklen_t salen;
-	mode_t old;
-	int r;
-
-	if (strcpy_bounded(sa.sun_path, sizeof(sa.sun_path), path) < 0 ||
-	    strcpy_bounded(srv->path, sizeof(srv->path), path) < 0)
-		return -ENAMETOOLONG;
-	salen = offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	r = socket_unlink_stale(&sa, salen);
-	if (r < 0)
-		return r;
-	/* Created 0600 from the start: no window in which another user could connect. */
-	old = umask(0177);
-	r = bind(fd, (struct sockaddr *)&sa, salen) < 0 ? -errno : 0;
-	umask(old);
-	if (r < 0)
-		return r;
-	srv->own_socket = true;
-	if (listen(fd, SOMAXCONN) < 0)
-		return -errno;
-	srv->listen_fd = TAKE_FD(fd);
-	return 0;
-}
-
-static int socket_default_path(char *buf, size_t size)
-{
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-	int n;
-
-	if (isempty(rt) || rt[0] != '/')
-		return -ENXIO;
-	n = snprintf(buf, size, "%s/keyctl", rt);
-	if (n < 0 || (size_t)n >= size)
-		return -ENAMETOOLONG;
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	/* An existing directory must be ours and private: the socket's mode is not enough alone
-	 * when someone else could swap the socket file under us. */
-	if (lstat(buf, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid())
-		return -EPERM;
-	if ((st.st_mode & 0077) && chmod(buf, 0700) < 0)
-		return -errno;
-	n = snprintf(buf, size, "%s/keyctl/socket", rt);
-	if (n < 0 || (size_t)n >= size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 int server_new(sd_event *e, struct model *m, const struct server_config *cfg, struct server **ret)
 {
 	_cleanup_(server_freep) struct server *srv = NULL;
@@ -1040,13 +587,13 @@ int server_new(sd_event *e, struct model *m, const struct server_config *cfg, st
 	server_set_limits(srv, cfg);
 
 	if (cfg && !isempty(cfg->socket_path))
-		r = socket_listen_path(srv, cfg->socket_path);
+		r = server_socket_listen_path(srv, cfg->socket_path);
 	else {
-		r = socket_take_passed(srv);
+		r = server_socket_take_passed(srv);
 		if (r == 0) {
-			r = socket_default_path(path, sizeof(path));
+			r = server_socket_default_path(path, sizeof(path));
 			if (r >= 0)
-				r = socket_listen_path(srv, path);
+				r = server_socket_listen_path(srv, path);
 		}
 	}
 	if (r < 0)

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -154,4 +156,21 @@ int file_write_atomic(const char *path, const void *p, size_t n)
 	if (fsync(dfd) < 0)
 		return -errno;
 	return 0;
+}
+
+bool unix_socket_answers(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_(closep) int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return true;
+	/* A listener whose backlog is full is there all the same. */
+	return errno == EAGAIN || errno == EINPROGRESS;
 }

@@ -31,3 +31,8 @@ int mkdir_parents(const char *dir, mode_t mode);
 /* Writes n bytes to path through a temp file in the same directory (created with its parents,
  * 0700), fsync, rename, then fsync of the directory. The file is 0600. */
 int file_write_atomic(const char *path, const void *p, size_t n);
+
+/* Whether a Unix stream socket at path has a listener (connect succeeds, or its backlog is
+ * full). Never blocks: for the waits on pcscd's and gpg-agent's sockets and the stale-socket
+ * check of our own. */
+bool unix_socket_answers(const char *path);

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What server.c, server-methods.c and server-socket.c share: the client and server structs, the
+ * bounds, and the calls between the three. Private to them.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+#include "model.h"
+#include "server.h"
+#include "varlink.h"
+
+#define SERVER_MAX_CLIENTS_DEFAULT 64u
+#define SERVER_QUEUE_MAX_DEFAULT (1024u * 1024u)
+#define SERVER_READ_SIZE 16384u
+#define SERVER_MAX_WATCHERS_DEFAULT 32u
+/* Refused clients lingering for their error to be read; more are closed at once. */
+#define SERVER_REFUSING_MAX 16u
+#define SERVER_REFUSE_LINGER_USEC (2ull * 1000000ull)
+#define SERVER_URL "https://github.com/keyctl/keyctl"
+
+struct client {
+	struct server *server;
+	struct client *next, *prev;
+	int fd;
+	sd_event_source *io;
+	sd_event_source *idle; /* closes a connection without a call for idle_usec (not Watch) */
+	struct varlink_buffer in;
+	char *out; /* queued output: bytes [out_start, out_end) */
+	size_t out_start, out_end, out_alloc;
+	uint64_t last_active; /* CLOCK_MONOTONIC usec of the last call or the last bytes out */
+	char *parked; /* an io.keyctl call waiting for the daemon's start, NUL included */
+	size_t parked_len;
+	bool idle_partial; /* the idle timer counts from the first byte of an unfinished message */
+	bool watching; /* a Watch call is running: events go out as replies */
+	bool refusing; /* told TooManyClients: its input is drained until it closes */
+	bool closing; /* protocol broken or peer done: close once the queue is sent */
+	bool dead; /* closed; freed by the server's gc */
+};
+
+struct server {
+	sd_event *event;
+	struct model *model;
+	int listen_fd;
+	sd_event_source *listen_src;
+	sd_event_source *gc;
+	char path[PATH_MAX]; /* "" when systemd passed the socket */
+	bool own_socket; /* we bound path, so we unlink it */
+	unsigned max_clients, max_watchers;
+	size_t queue_max;
+	uint64_t idle_usec;
+	struct client *clients;
+	unsigned n_clients; /* live ones, neither watching nor refused */
+	unsigned n_watching;
+	unsigned n_refusing;
+	server_reload_fn reload;
+	void *reload_userdata;
+	bool subscribed;
+	bool held; /* io.keyctl calls wait for server_release() */
+	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */
+};
+
+/* server.c: the output side, for the methods. Each returns 0 or -errno (the client is then
+ * closing). */
+uint64_t server_now(const struct server *srv);
+int client_send(struct client *c, const char *msg, size_t n);
+int client_reply(struct client *c, json_object *params, bool continues);
+int client_error_max(struct client *c, const char *error, unsigned max);
+int client_error(struct client *c, const char *error, const char *field, const char *value);
+int client_fail(struct client *c, const char *error, const char *field, const char *value);
+int client_update_idle(struct client *c);
+
+/* server-methods.c: answers one complete message (len bytes, no NUL) from c. */
+int client_process(struct client *c, const char *msg, size_t len);
+
+/* server-socket.c */
+int server_socket_take_passed(struct server *srv);
+int server_socket_listen_path(struct server *srv, const char *path);
+int server_socket_default_path(char *buf, size_t size);

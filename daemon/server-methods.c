@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The server's methods: io.keyctl (GetStatus, GetTokens, GetKeys, GetFindings, Reload, Watch)
+ * and org.varlink.service (GetInfo, GetInterfaceDescription), answered from the model's getters,
+ * and the dispatch of one parsed call to them (client_process).
+ *
+ * Does not: read or write sockets (server.c queues what these build), or change the model.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "config-build.h"
+#include "log.h"
+#include "server-internal.h"
+#include "server.h"
+#include "varlink.h"
+
+/* org.varlink.service, as https://varlink.org/Service defines it, for GetInterfaceDescription. */
+static const char service_interface[] =
+        "# The Varlink Service Interface is provided by every varlink service. It\n"
+        "# describes the service and the interfaces it implements.\n"
+        "interface org.varlink.service\n"
+        "\n"
+        "# Get a list of all the interfaces a service provides and information\n"
+        "# about the implementation.\n"
+        "method GetInfo() -> (\n"
+        "\tvendor: string,\n"
+        "\tproduct: string,\n"
+        "\tversion: string,\n"
+        "\turl: string,\n"
+        "\tinterfaces: []string\n"
+        ")\n"
+        "\n"
+        "# Get the description of an interface that is implemented by this service.\n"
+        "method GetInterfaceDescription(interface: string) -> (description: string)\n"
+        "\n"
+        "# The requested interface was not found.\n"
+        "error InterfaceNotFound (interface: string)\n"
+        "\n"
+        "# The requested method was not found\n"
+        "error MethodNotFound (method: string)\n"
+        "\n"
+        "# The interface defines the requested method, but the service does not\n"
+        "# implement it.\n"
+        "error MethodNotImplemented (method: string)\n"
+        "\n"
+        "# One of the passed parameters is invalid.\n"
+        "error InvalidParameter (parameter: string)\n"
+        "\n"
+        "# Client is denied access\n"
+        "error PermissionDenied ()\n"
+        "\n"
+        "# Method is expected to be called with 'more' set to true, but wasn't\n"
+        "error ExpectedMore ()\n";
+
+static int reply_json(struct client *c, const struct varlink_call *call, int r, json_object *p)
+{
+	_cleanup_(json_object_putp) json_object *params = p;
+
+	if (r < 0)
+		return r;
+	if (call->oneway)
+		return 0;
+	return client_reply(c, params, false);
+}
+
+static int method_get_status(struct client *c, const struct varlink_call *call)
+{
+	const struct model *m = c->server->model;
+	const struct token *t;
+	const struct key *k;
+	const struct finding *f;
+	size_t nt = model_tokens(m, &t), nk = model_keys(m, &k), nf = model_findings(m, &f);
+	json_object *p = NULL;
+	int r = codec_status_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_get_tokens(struct client *c, const struct varlink_call *call)
+{
+	const struct token *t;
+	size_t n = model_tokens(c->server->model, &t);
+	json_object *p = NULL;
+	int r = codec_tokens_to_json(t, n, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_get_keys(struct client *c, const struct varlink_call *call)
+{
+	const struct key *k;
+	size_t n = model_keys(c->server->model, &k);
+	json_object *p = NULL;
+	int r = codec_keys_to_json(k, n, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_get_findings(struct client *c, const struct varlink_call *call)
+{
+	const struct finding *f;
+	size_t n = model_findings(c->server->model, &f);
+	json_object *p = NULL;
+	int r = codec_findings_to_json(f, n, &p);
+
+	return reply_json(c, call, r, p);
+}
+
+static int method_reload(struct client *c, const struct varlink_call *call)
+{
+	struct server *srv = c->server;
+	char reason[ERROR_TEXT_MAX] = "";
+	int r;
+
+	if (!srv->reload)
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
+		                                   "reloading is not supported by this daemon");
+	r = srv->reload(srv->reload_userdata, reason, sizeof(reason));
+	/* The handler may have changed the model, and the fan-out may have dropped clients; this
+	 * one is not watching (a watching connection takes no further calls), so it is alive. */
+	if (call->oneway)
+		return 0;
+	if (r < 0) {
+		if (isempty(reason))
+			strcpy_trunc(reason, sizeof(reason), strerror(-r));
+		return client_error(c, KEYCTL_ERROR_RELOAD_FAILED, "reason", reason);
+	}
+	return client_reply(c, NULL, false);
+}
+
+static int method_watch(struct client *c, const struct varlink_call *call)
+{
+	const struct model *m = c->server->model;
+	const struct token *t;
+	const struct key *k;
+	const struct finding *f;
+	size_t nt, nk, nf;
+	_cleanup_(json_object_putp) json_object *p = NULL;
+	int r;
+
+	if (!call->more)
+		return call->oneway ? 0 : client_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL, NULL);
+	/* The connection stays an ordinary one: it may retry later, or ask something else. */
+	if (c->server->n_watching >= c->server->max_watchers)
+		return call->oneway ? 0
+		                    : client_error_max(c, KEYCTL_ERROR_TOO_MANY_WATCHERS,
+		                                       c->server->max_watchers);
+	nt = model_tokens(m, &t);
+	nk = model_keys(m, &k);
+	nf = model_findings(m, &f);
+	r = codec_event_state_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
+	if (r < 0)
+		return r;
+	c->watching = true;
+	c->server->n_clients--;
+	c->server->n_watching++;
+	return client_reply(c, p, true);
+}
+
+static int method_get_info(struct client *c, const struct varlink_call *call)
+{
+	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
+	json_object *a = json_object_new_array();
+
+	if (!p || !a || json_object_object_add(p, "interfaces", a) < 0) {
+		json_object_put(a);
+		return -ENOMEM;
+	}
+	if (json_object_array_add(a, json_object_new_string(VARLINK_INTERFACE)) < 0 ||
+	    json_object_array_add(a, json_object_new_string(VARLINK_SERVICE_INTERFACE)) < 0 ||
+	    json_object_object_add(p, "vendor", json_object_new_string("keyctl")) < 0 ||
+	    json_object_object_add(p, "product", json_object_new_string("keyctld")) < 0 ||
+	    json_object_object_add(p, "version", json_object_new_string(PACKAGE_VERSION)) < 0 ||
+	    json_object_object_add(p, "url", json_object_new_string(SERVER_URL)) < 0)
+		return -ENOMEM;
+	return reply_json(c, call, 0, TAKE_PTR(p));
+}
+
+struct iface_param {
+	char interface[VARLINK_METHOD_MAX + 1];
+};
+
+static const struct varlink_field iface_param_table[] = {
+	{ "interface", VARLINK_STRING, VARLINK_MANDATORY, offsetof(struct iface_param, interface),
+	  sizeof(((struct iface_param *)0)->interface), NULL },
+	{},
+};
+
+static int method_get_interface_description(struct client *c, const struct varlink_call *call)
+{
+	struct iface_param ip = {};
+	const char *text;
+	json_object *p;
+
+	if (varlink_dispatch(call->parameters, iface_param_table, 0, &ip, NULL, NULL) < 0)
+		return call->oneway ? 0
+		                    : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
+		                                   "interface");
+	if (streq(ip.interface, VARLINK_INTERFACE))
+		text = varlink_keyctl_interface;
+	else if (streq(ip.interface, VARLINK_SERVICE_INTERFACE))
+		text = service_interface;
+	else
+		return call->oneway ? 0
+		                    : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
+		                                   "interface", ip.interface);
+	p = json_object_new_object();
+	if (!p || json_object_object_add(p, "description", json_object_new_string(text)) < 0) {
+		json_object_put(p);
+		return -ENOMEM;
+	}
+	return reply_json(c, call, 0, p);
+}
+
+struct method {
+	const char *name;
+	int (*fn)(struct client *c, const struct varlink_call *call);
+	bool takes_parameters; /* checks them itself; the others take none */
+	bool waits_for_start; /* answers from the model: parked until server_release() */
+};
+
+static const struct method methods[] = {
+	{ "io.keyctl.GetStatus", method_get_status, false, true },
+	{ "io.keyctl.GetTokens", method_get_tokens, false, true },
+	{ "io.keyctl.GetKeys", method_get_keys, false, true },
+	{ "io.keyctl.GetFindings", method_get_findings, false, true },
+	{ "io.keyctl.Reload", method_reload, false, true },
+	{ "io.keyctl.Watch", method_watch, false, true },
+	{ "org.varlink.service.GetInfo", method_get_info, false, false },
+	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true,
+	  false },
+	{},
+};
+
+static bool interface_is(const char *method, size_t len, const char *interface)
+{
+	return strlen(interface) == len && strncmp(method, interface, len) == 0;
+}
+
+static const struct varlink_field no_params[] = { {} };
+
+/* Handles one message. Returns 0, or -errno when the client must be closed now. */
+int client_process(struct client *c, const char *msg, size_t len)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	struct varlink_call call;
+	const char *bad = NULL, *dot;
+	const struct method *m;
+	int r;
+
+	/* A watching connection is a one-way street: Varlink's "more" call owns it until the end.
+	 */
+	if (c->watching)
+		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
+
+	r = varlink_message_parse(msg, len, &o);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		log_debug("Client sent a message that is not a JSON object, closing");
+		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
+	}
+	r = varlink_call_parse(o, &call, &bad);
+	if (r < 0) {
+		log_debug("Client sent an invalid call (field '%s'), closing", bad);
+		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
+	}
+	if (call.upgrade)
+		return call.oneway ? 0
+		                   : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
+		                                  "upgrade");
+
+	for (m = methods; m->name; m++)
+		if (streq(m->name, call.method))
+			break;
+	if (!m->name) {
+		/* varlink_call_parse() checked the name: it has a dot. The interface is all
+		 * before the last one, compared whole ("io.Foo" is not a method of io.keyctl). */
+		size_t il;
+
+		dot = strrchr(call.method, '.');
+		il = (size_t)(dot - call.method);
+		if (!interface_is(call.method, il, VARLINK_INTERFACE) &&
+		    !interface_is(call.method, il, VARLINK_SERVICE_INTERFACE)) {
+			char iface[VARLINK_METHOD_MAX + 1];
+
+			strcpy_trunc(iface, MIN(sizeof(iface), il + 1), call.method);
+			return call.oneway ? 0
+			                   : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
+			                                  "interface", iface);
+		}
+		return call.oneway ? 0
+		                   : client_error(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method",
+		                                  call.method);
+	}
+	if (m->waits_for_start && c->server->held) {
+		c->parked = malloc(len);
+		if (!c->parked)
+			return -ENOMEM;
+		memcpy(c->parked, msg, len);
+		c->parked_len = len;
+		return 0;
+	}
+	if (!m->takes_parameters && call.parameters) {
+		bad = NULL;
+		if (varlink_dispatch(call.parameters, no_params, 0, NULL, NULL, &bad) < 0)
+			return call.oneway ? 0
+			                   : client_error(c, VARLINK_ERROR_INVALID_PARAMETER,
+			                                  "parameter", bad ? bad : "parameters");
+	}
+	return m->fn(c, &call);
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The server's listening socket: one systemd passed (socket activation), or ours in
+ * $XDG_RUNTIME_DIR/keyctl/ (a private directory we own, the socket created 0600 from the start),
+ * replacing a stale socket file nobody answers on but never a live daemon's.
+ *
+ * Does not: accept or serve connections (server.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "server-internal.h"
+
+int server_socket_take_passed(struct server *srv)
+{
+	int n = sd_listen_fds(1);
+
+	if (n <= 0)
+		return n;
+	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			log_warning("Passed fd %d is not a listening Unix stream socket, ignoring",
+			            fd);
+			continue;
+		}
+		if (srv->listen_fd >= 0) {
+			log_warning("More than one socket passed, ignoring fd %d", fd);
+			continue;
+		}
+		srv->listen_fd = fd;
+	}
+	if (srv->listen_fd < 0)
+		return 0;
+	if (fcntl(srv->listen_fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(srv->listen_fd, F_SETFL, fcntl(srv->listen_fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
+	return 1;
+}
+
+/* A socket file nobody answers on is stale and may go; one that answers is another daemon. */
+static int socket_unlink_stale(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	if (unix_socket_answers(path))
+		return -EADDRINUSE;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int server_socket_listen_path(struct server *srv, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_(closep) int fd = -1;
+	socklen_t salen;
+	mode_t old;
+	int r;
+
+	if (strcpy_bounded(sa.sun_path, sizeof(sa.sun_path), path) < 0 ||
+	    strcpy_bounded(srv->path, sizeof(srv->path), path) < 0)
+		return -ENAMETOOLONG;
+	salen = offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	r = socket_unlink_stale(path);
+	if (r < 0)
+		return r;
+	/* Created 0600 from the start: no window in which another user could connect. */
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, salen) < 0 ? -errno : 0;
+	umask(old);
+	if (r < 0)
+		return r;
+	srv->own_socket = true;
+	if (listen(fd, SOMAXCONN) < 0)
+		return -errno;
+	srv->listen_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int server_socket_default_path(char *buf, size_t size)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int n;
+
+	if (isempty(rt) || rt[0] != '/')
+		return -ENXIO;
+	n = snprintf(buf, size, "%s/keyctl", rt);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* An existing directory must be ours and private: the socket's mode is not enough alone
+	 * when someone else could swap the socket file under us. */
+	if (lstat(buf, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return -EPERM;
+	if ((st.st_mode & 0077) && chmod(buf, 0700) < 0)
+		return -errno;
+	n = snprintf(buf, size, "%s/keyctl/socket", rt);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
