@@ -84,26 +84,6 @@ static const char *slot_name(enum key_slot s)
 	return s < SLOT_MAX ? names[s] : "?";
 }
 
-/* A stub's card serial as people read it: the serial inside a full AID, else as it is. */
-static const char *serial_of(const char *card_serial, char buf[static 9])
-{
-	const char *s = card_aid_serial(card_serial, buf);
-
-	return s ? s : card_serial;
-}
-
-bool audit_card_serial_matches(const char *card_serial, const struct openpgp_card *c)
-{
-	char buf[9];
-
-	if (isempty(card_serial))
-		return false;
-	/* Full AIDs: the manufacturer counts too, the version does not (GnuPG 2.4's stubs). */
-	if (strlen(card_serial) == 32 && strlen(c->aid) == 32)
-		return card_aid_same_card(card_serial, c->aid);
-	return !isempty(c->serial) && strcasecmp(serial_of(card_serial, buf), c->serial) == 0;
-}
-
 static const struct token *token_by_id(const struct ctx *x, const char *id)
 {
 	if (isempty(id))
@@ -112,43 +92,6 @@ static const struct token *token_by_id(const struct ctx *x, const char *id)
 		if (streq(x->tokens[i].id, id))
 			return &x->tokens[i];
 	return NULL;
-}
-
-static bool token_holds(const struct token *t, const char *fpr)
-{
-	if (!t->has_openpgp)
-		return false;
-	for (size_t s = 0; s < SLOT_MAX; s++)
-		if (fpr_eq(t->openpgp.slots[s].fingerprint, fpr))
-			return true;
-	return false;
-}
-
-void audit_match(const struct token *tokens, size_t n_tokens, struct key *keys, size_t n_keys)
-{
-	for (size_t i = 0; i < n_keys; i++)
-		for (size_t j = 0; j < keys[i].n_subkeys; j++) {
-			struct subkey *s = &keys[i].subkeys[j];
-			const struct token *best = NULL;
-			int best_score = 0;
-
-			for (size_t t = 0; t < n_tokens; t++) {
-				bool holds = token_holds(&tokens[t], s->fingerprint);
-				bool stub = tokens[t].has_openpgp &&
-				            audit_card_serial_matches(s->card_serial,
-				                                      &tokens[t].openpgp);
-				int score = holds ? 2 + (stub ? 2 : 0) + tokens[t].present
-				                  : (stub ? 1 : 0);
-
-				if (score > best_score) {
-					best = &tokens[t];
-					best_score = score;
-				}
-			}
-			s->token_id[0] = 0;
-			if (best)
-				strcpy_trunc(s->token_id, sizeof(s->token_id), best->id);
-		}
 }
 
 static const char *token_label(const struct token *t, char *buf, size_t size)
@@ -173,7 +116,7 @@ static const char *where(const struct ctx *x, const struct subkey *s, char *buf,
 	if (t)
 		textf(buf, size, " on %s", token_label(t, label, sizeof(label)));
 	else if (s->secret == SECRET_CARD && !isempty(s->card_serial))
-		textf(buf, size, " on card #%s", serial_of(s->card_serial, serial));
+		textf(buf, size, " on card #%s", audit_serial_of(s->card_serial, serial));
 	else
 		buf[0] = 0;
 	return buf;
@@ -249,139 +192,6 @@ static bool key_usable(const struct key *k)
 	return !k->revoked && k->n_subkeys > 0;
 }
 
-static void rules_expiry(struct ctx *x, const struct key *k)
-{
-	const struct subkey *primary = &k->subkeys[0];
-	bool key_expired = primary->level == LEVEL_EXPIRED;
-
-	for (size_t i = 0; i < k->n_subkeys; i++) {
-		const struct subkey *s = &k->subkeys[i];
-		char loc[112], rel[EXPIRY_TEXT_MAX], date[16];
-		struct finding *f;
-
-		if (s->revoked)
-			continue;
-		/* An expired key is one finding (its primary), not one per subkey. */
-		if (key_expired && !s->is_primary)
-			continue;
-		where(x, s, loc, sizeof(loc));
-		expiry_format_relative(rel, sizeof(rel), s->expires, x->now);
-		expiry_format_date(date, sizeof(date), s->expires);
-
-		if (s->level >= LEVEL_NOTICE && s->level <= LEVEL_CRITICAL &&
-		    !has_successor(k, s, false)) {
-			f = add(x, "subkey-expiring", s->level, k, s, NULL);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "%s 0x%s of %s%s expires %s (%s)", subkey_role(s),
-				      key_id(s->fingerprint), uid_or_fpr(k), loc, rel, date);
-				hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
-			}
-		}
-		if (s->level == LEVEL_EXPIRED && !has_successor(k, s, true)) {
-			f = add(x, "subkey-expired-no-replacement", LEVEL_CRITICAL, k, s, NULL);
-			if (f) {
-				if (s->expires != 0)
-					textf(f->message, sizeof(f->message),
-					      "%s 0x%s of %s%s %s (%s) and nothing replaces it",
-					      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k),
-					      loc, rel, date);
-				else
-					textf(f->message, sizeof(f->message),
-					      "%s 0x%s of %s%s has expired and nothing replaces it",
-					      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k),
-					      loc);
-				hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
-			}
-		}
-		if (s->level == LEVEL_EXPIRED)
-			continue;
-		if (s->expires == 0) {
-			f = add(x, "subkey-no-expiry", LEVEL_NOTICE, k, s, NULL);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "%s 0x%s of %s%s never expires: an expiry date is the dead "
-				      "man's switch if the secret is lost",
-				      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k), loc);
-				hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
-			}
-		} else if (x->cfg->max_validity_days > 0 &&
-		           s->expires - x->now >
-		                   (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY) {
-			f = add(x, "subkey-expiry-too-far", LEVEL_NOTICE, k, s, NULL);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "%s 0x%s of %s%s expires %s (%s), more than %u days ahead",
-				      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k), loc,
-				      rel, date, x->cfg->max_validity_days);
-				hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
-			}
-		}
-	}
-}
-
-static void rules_secret_location(struct ctx *x, const struct key *k)
-{
-	const struct subkey *primary = &k->subkeys[0];
-	struct finding *f;
-
-	if (primary->level == LEVEL_EXPIRED)
-		return;
-	if (primary->secret == SECRET_DISK) {
-		f = add(x, "primary-secret-on-disk", LEVEL_NOTICE, k, primary, NULL);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "The secret primary key of %s (0x%s) is on this computer's disk",
-			      uid_or_fpr(k), key_id(k->fingerprint));
-			textf(f->hint, sizeof(f->hint),
-			      "Back it up offline (gpg --armor --export-secret-keys %s), then "
-			      "keep only the subkeys here: gpg --delete-secret-keys %s!",
-			      k->fingerprint, k->fingerprint);
-		}
-	}
-	for (size_t i = 1; i < k->n_subkeys; i++) {
-		const struct subkey *s = &k->subkeys[i];
-
-		if (s->revoked || s->level == LEVEL_EXPIRED || s->secret != SECRET_DISK ||
-		    !(s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH)))
-			continue;
-		f = add(x, "subkey-secret-on-disk", LEVEL_NOTICE, k, s, NULL);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "%s 0x%s of %s is on this computer's disk, not on a token",
-			      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k));
-			textf(f->hint, sizeof(f->hint),
-			      "After an offline backup: gpg --edit-key %s, then \"key %zu\" and "
-			      "\"keytocard\"",
-			      k->fingerprint, i);
-		}
-	}
-}
-
-static void rule_default_key(struct ctx *x, const char *default_key)
-{
-	if (isempty(default_key))
-		return;
-	for (size_t i = 0; i < x->n_keys; i++) {
-		const struct key *k = &x->keys[i];
-		bool expired =
-		        k->expired || (k->n_subkeys > 0 && k->subkeys[0].level == LEVEL_EXPIRED);
-		struct finding *f;
-
-		if (!(k->revoked || expired) || !audit_key_matches_spec(k, default_key))
-			continue;
-		f = add(x, "revoked-default-key", LEVEL_WARNING, k, NULL, NULL);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "gpg.conf names %s (0x%s) as default-key, but that key is %s",
-			      uid_or_fpr(k), key_id(k->fingerprint),
-			      k->revoked ? "revoked" : "expired");
-			textf(f->hint, sizeof(f->hint),
-			      "Point default-key in gpg.conf at a valid key, or remove the line");
-		}
-	}
-}
-
 static const struct subkey *find_subkey(const struct ctx *x, const char *fpr,
                                         const struct key **ret_key)
 {
@@ -394,186 +204,163 @@ static const struct subkey *find_subkey(const struct ctx *x, const char *fpr,
 	return NULL;
 }
 
-/* GnuPG 2.4's scdaemon with its CCID driver on never asks pcscd, and pcscd holds the USB reader:
- * keyctl reads the card, gpg says "No such device" (Debian #1102717). */
-static void rule_scdaemon_ccid(struct ctx *x, const struct token *t, const char *label)
+/*
+ * The rules. Each is one function for one rule id, called by audit_run() in the order of the table
+ * at the end, with the id from its row: per subkey of a usable key (an expired key's primary
+ * alone), per usable key, once over all keys, per token, or once for the daemon.
+ */
+struct rule;
+typedef void (*subkey_rule_fn)(struct ctx *x, const struct rule *r, const struct key *k,
+                               const struct subkey *s);
+typedef void (*key_rule_fn)(struct ctx *x, const struct rule *r, const struct key *k);
+typedef void (*token_rule_fn)(struct ctx *x, const struct rule *r, const struct token *t);
+typedef void (*global_rule_fn)(struct ctx *x, const struct rule *r);
+
+struct rule {
+	const char *id;
+	subkey_rule_fn subkey;
+	key_rule_fn key;
+	global_rule_fn keys_done; /* after every key, before the tokens */
+	token_rule_fn token;
+	global_rule_fn daemon; /* last: the daemon's own troubles */
+};
+
+/* " on YubiKey #..." where it is known, the relative and the absolute date of s's expiry. */
+struct expiry_words {
+	char loc[112], rel[EXPIRY_TEXT_MAX], date[16];
+};
+
+static void expiry_words(const struct ctx *x, const struct subkey *s, struct expiry_words *w)
 {
-	const char *home = x->daemon->gnupghome;
+	where(x, s, w->loc, sizeof(w->loc));
+	expiry_format_relative(w->rel, sizeof(w->rel), s->expires, x->now);
+	expiry_format_date(w->date, sizeof(w->date), s->expires);
+}
+
+static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const struct key *k,
+                                 const struct subkey *s)
+{
+	struct expiry_words w;
 	struct finding *f;
 
-	if (!t->present || isempty(t->gpg_error) || !x->daemon->scd_ccid_on)
+	if (s->level < LEVEL_NOTICE || s->level > LEVEL_CRITICAL || has_successor(k, s, false))
 		return;
-	f = add(x, "scdaemon-ccid-conflict", LEVEL_WARNING, NULL, NULL, t);
+	f = add(x, r->id, s->level, k, s, NULL);
+	if (!f)
+		return;
+	expiry_words(x, s, &w);
+	textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)", subkey_role(s),
+	      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date);
+	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+}
+
+static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule *r,
+                                               const struct key *k, const struct subkey *s)
+{
+	struct expiry_words w;
+	struct finding *f;
+
+	if (s->level != LEVEL_EXPIRED || has_successor(k, s, true))
+		return;
+	f = add(x, r->id, LEVEL_CRITICAL, k, s, NULL);
+	if (!f)
+		return;
+	expiry_words(x, s, &w);
+	if (s->expires != 0)
+		textf(f->message, sizeof(f->message),
+		      "%s 0x%s of %s%s %s (%s) and nothing replaces it", subkey_role(s),
+		      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date);
+	else
+		textf(f->message, sizeof(f->message),
+		      "%s 0x%s of %s%s has expired and nothing replaces it", subkey_role(s),
+		      key_id(s->fingerprint), uid_or_fpr(k), w.loc);
+	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+}
+
+static void rule_subkey_no_expiry(struct ctx *x, const struct rule *r, const struct key *k,
+                                  const struct subkey *s)
+{
+	struct expiry_words w;
+	struct finding *f;
+
+	if (s->level == LEVEL_EXPIRED || s->expires != 0)
+		return;
+	f = add(x, r->id, LEVEL_NOTICE, k, s, NULL);
+	if (!f)
+		return;
+	expiry_words(x, s, &w);
+	textf(f->message, sizeof(f->message),
+	      "%s 0x%s of %s%s never expires: an expiry date is the dead man's switch if the "
+	      "secret is lost",
+	      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k), w.loc);
+	hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
+}
+
+static void rule_subkey_expiry_too_far(struct ctx *x, const struct rule *r, const struct key *k,
+                                       const struct subkey *s)
+{
+	struct expiry_words w;
+	struct finding *f;
+
+	if (s->level == LEVEL_EXPIRED || s->expires == 0 || x->cfg->max_validity_days == 0 ||
+	    s->expires - x->now <= (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY)
+		return;
+	f = add(x, r->id, LEVEL_NOTICE, k, s, NULL);
+	if (!f)
+		return;
+	expiry_words(x, s, &w);
+	textf(f->message, sizeof(f->message),
+	      "%s 0x%s of %s%s expires %s (%s), more than %u days ahead", subkey_role(s),
+	      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date,
+	      x->cfg->max_validity_days);
+	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+}
+
+static void rule_primary_secret_on_disk(struct ctx *x, const struct rule *r, const struct key *k)
+{
+	const struct subkey *primary = &k->subkeys[0];
+	struct finding *f;
+
+	if (primary->level == LEVEL_EXPIRED || primary->secret != SECRET_DISK)
+		return;
+	f = add(x, r->id, LEVEL_NOTICE, k, primary, NULL);
 	if (!f)
 		return;
 	textf(f->message, sizeof(f->message),
-	      "gpg cannot reach %s, which keyctl reads through pcscd (%s): GnuPG's scdaemon uses "
-	      "its own CCID driver and does not fall back to pcscd",
-	      label, t->gpg_error);
-	if (isempty(home))
-		textf(f->hint, sizeof(f->hint),
-		      "Add the line \"disable-ccid\" to scdaemon.conf in your GnuPG home, "
-		      "then run: gpgconf --kill scdaemon");
-	else
-		textf(f->hint, sizeof(f->hint),
-		      "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: gpgconf --kill "
-		      "scdaemon",
-		      home);
+	      "The secret primary key of %s (0x%s) is on this computer's disk", uid_or_fpr(k),
+	      key_id(k->fingerprint));
+	textf(f->hint, sizeof(f->hint),
+	      "Back it up offline (gpg --armor --export-secret-keys %s), then keep only the "
+	      "subkeys here: gpg --delete-secret-keys %s!",
+	      k->fingerprint, k->fingerprint);
 }
 
-static void rules_token(struct ctx *x, const struct token *t)
+static void rule_subkey_secret_on_disk(struct ctx *x, const struct rule *r, const struct key *k)
 {
-	const struct openpgp_card *c = &t->openpgp;
-	char label[96];
 	struct finding *f;
 
-	if (t->counter_went_down) {
-		f = add(x, "counter-went-down", LEVEL_WARNING, NULL, NULL, t);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "The signature counter of %s went down since it was last seen: the "
-			      "card was reset, or another card carries its serial",
-			      token_label(t, label, sizeof(label)));
-			textf(f->hint, sizeof(f->hint),
-			      "If you did not reset it, treat this token as suspect");
-		}
-	}
-	if (!t->has_openpgp || !isempty(t->error))
+	if (k->subkeys[0].level == LEVEL_EXPIRED)
 		return;
-	token_label(t, label, sizeof(label));
-	rule_scdaemon_ccid(x, t, label);
+	for (size_t i = 1; i < k->n_subkeys; i++) {
+		const struct subkey *s = &k->subkeys[i];
 
-	if (c->pin_retries[0] <= x->cfg->pin_retries_low) {
-		f = add(x, "pin-retries-low",
-		        c->pin_retries[0] == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
-		if (f) {
-			if (c->pin_retries[0] == 0)
-				textf(f->message, sizeof(f->message),
-				      "The user PIN of %s is blocked", label);
-			else
-				textf(f->message, sizeof(f->message),
-				      "The user PIN of %s has %u tries left", label,
-				      c->pin_retries[0]);
-			textf(f->hint, sizeof(f->hint),
-			      "Unblock or reset it with the admin PIN: gpg --card-edit, admin, "
-			      "passwd");
-		}
-	}
-	if (c->pin_retries[2] <= x->cfg->pin_retries_low) {
-		f = add(x, "admin-pin-retries-low",
-		        c->pin_retries[2] == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
-		if (f) {
-			if (c->pin_retries[2] == 0)
-				textf(f->message, sizeof(f->message),
-				      "The admin PIN of %s is locked: the OpenPGP application can "
-				      "only be reset, which erases its keys",
-				      label);
-			else
-				textf(f->message, sizeof(f->message),
-				      "The admin PIN of %s has %u tries left", label,
-				      c->pin_retries[2]);
-			textf(f->hint, sizeof(f->hint),
-			      "Do not guess; find the admin PIN before the next attempt");
-		}
-	}
-	if (!isempty(c->slots[SLOT_SIGN].fingerprint) && c->slots[SLOT_SIGN].touch == TOUCH_OFF) {
-		f = add(x, "touch-off-signing", LEVEL_NOTICE, NULL, NULL, t);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "%s signs without a touch: software on this computer can sign "
-			      "while the PIN is cached",
-			      label);
-			textf(f->hint, sizeof(f->hint), "%s",
-			      t->kind == TOKEN_KIND_YUBIKEY
-			              ? "ykman openpgp keys set-touch sig on"
-			              : "Enable the touch policy for signatures");
-		}
-	}
-	for (enum key_slot s = 0; s < SLOT_MAX && x->daemon->keys_listed; s++) {
-		const char *fpr = c->slots[s].fingerprint;
-		const struct key *k = NULL;
-		const struct subkey *sk;
-
-		if (isempty(fpr))
+		if (s->revoked || s->level == LEVEL_EXPIRED || s->secret != SECRET_DISK ||
+		    !(s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH)))
 			continue;
-		sk = find_subkey(x, fpr, &k);
-		if (!sk) {
-			f = add(x, "card-slot-unknown-key", LEVEL_NOTICE, NULL, NULL, t);
-			if (f) {
-				/* The subkey field keeps slots apart in the finding's identity. */
-				strcpy_trunc(f->subkey, sizeof(f->subkey), fpr);
-				textf(f->message, sizeof(f->message),
-				      "The %s slot of %s holds key %s, which is in none of the "
-				      "keys keyctl knows",
-				      slot_name(s), label, fpr);
-				textf(f->hint, sizeof(f->hint),
-				      "Import its public key (gpg --recv-keys %s, or fetch in gpg "
-				      "--card-edit), or add it to [keyring] track",
-				      fpr);
-			}
+		f = add(x, r->id, LEVEL_NOTICE, k, s, NULL);
+		if (!f)
 			continue;
-		}
-		if (sk->revoked || k->revoked) {
-			f = add(x, "revoked-key-on-card", LEVEL_WARNING, k, sk, t);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "The %s slot of %s holds %s 0x%s of %s, which is revoked",
-				      slot_name(s), label, subkey_role(sk), key_id(sk->fingerprint),
-				      uid_or_fpr(k));
-				textf(f->hint, sizeof(f->hint),
-				      "Move a valid subkey to the card: gpg --edit-key %s, "
-				      "\"key N\", \"keytocard\"",
-				      k->fingerprint);
-			}
-		} else if (sk->level == LEVEL_EXPIRED || k->expired) {
-			f = add(x, "expired-key-on-card", LEVEL_WARNING, k, sk, t);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "The %s slot of %s holds %s 0x%s of %s, which has expired",
-				      slot_name(s), label, subkey_role(sk), key_id(sk->fingerprint),
-				      uid_or_fpr(k));
-				hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
-			}
-		}
+		textf(f->message, sizeof(f->message),
+		      "%s 0x%s of %s is on this computer's disk, not on a token", subkey_role(s),
+		      key_id(s->fingerprint), uid_or_fpr(k));
+		textf(f->hint, sizeof(f->hint),
+		      "After an offline backup: gpg --edit-key %s, then \"key %zu\" and "
+		      "\"keytocard\"",
+		      k->fingerprint, i);
 	}
 }
 
-/* An inserted token holding fingerprints whose stubs name another card: a backup token that
- * gpg-agent will not use until it learns it. One finding per (token, key). */
-static void rule_backup_token(struct ctx *x, const struct token *t)
-{
-	if (!t->present || !t->has_openpgp)
-		return;
-	for (size_t i = 0; i < x->n_keys; i++) {
-		const struct key *k = &x->keys[i];
-
-		for (size_t j = 0; j < k->n_subkeys; j++) {
-			const struct subkey *s = &k->subkeys[j];
-			char label[96], serial[9];
-			struct finding *f;
-
-			if (s->secret != SECRET_CARD || !token_holds(t, s->fingerprint) ||
-			    audit_card_serial_matches(s->card_serial, &t->openpgp))
-				continue;
-			f = add(x, "backup-token", LEVEL_NOTICE, k, NULL, t);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "%s holds the same keys of %s as card #%s, which gpg "
-				      "expects: "
-				      "it looks like a backup token",
-				      token_label(t, label, sizeof(label)), uid_or_fpr(k),
-				      serial_of(s->card_serial, serial));
-				textf(f->hint, sizeof(f->hint),
-				      "To use it instead, with it inserted: gpg-connect-agent "
-				      "\"scd "
-				      "serialno\" \"learn --force\" /bye");
-			}
-			break;
-		}
-	}
-}
-
-static void rule_card_not_seen(struct ctx *x, const struct key *k)
+static void rule_card_not_seen(struct ctx *x, const struct rule *r, const struct key *k)
 {
 	const struct token *done[SUBKEYS_MAX];
 	size_t n_done = 0;
@@ -593,89 +380,351 @@ static void rule_card_not_seen(struct ctx *x, const struct key *k)
 		    x->now - t->last_seen <= (int64_t)x->cfg->card_unseen_days * SECONDS_PER_DAY)
 			continue;
 		done[n_done++] = t;
-		f = add(x, "card-not-seen", LEVEL_NOTICE, k, NULL, t);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "%s, which holds keys of %s, was last seen %" PRId64 " days ago (%s)",
-			      token_label(t, label, sizeof(label)), uid_or_fpr(k),
-			      (x->now - t->last_seen) / SECONDS_PER_DAY,
-			      expiry_format_date(date, sizeof(date), t->last_seen));
-			textf(f->hint, sizeof(f->hint),
-			      "Check that you still have it; if it is lost, revoke its subkeys: "
-			      "gpg "
-			      "--edit-key %s, \"key N\", \"revkey\"",
-			      k->fingerprint);
-		}
+		f = add(x, r->id, LEVEL_NOTICE, k, NULL, t);
+		if (!f)
+			continue;
+		textf(f->message, sizeof(f->message),
+		      "%s, which holds keys of %s, was last seen %" PRId64 " days ago (%s)",
+		      token_label(t, label, sizeof(label)), uid_or_fpr(k),
+		      (x->now - t->last_seen) / SECONDS_PER_DAY,
+		      expiry_format_date(date, sizeof(date), t->last_seen));
+		textf(f->hint, sizeof(f->hint),
+		      "Check that you still have it; if it is lost, revoke its subkeys: gpg "
+		      "--edit-key %s, \"key N\", \"revkey\"",
+		      k->fingerprint);
 	}
 }
 
-bool audit_key_matches_spec(const struct key *k, const char *spec)
+static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 {
-	const char *p = spec;
-	size_t n;
-	bool hex = true;
+	const char *default_key = x->daemon->default_key;
 
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (strncasecmp(p, "0x", 2) == 0)
-		p += 2;
-	n = strlen(p);
-	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '!'))
-		n--;
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		hex = hex && isxdigit((unsigned char)p[i]);
-	if (hex && (n == 8 || n == 16 || n == 40 || n == 64)) {
-		for (size_t j = 0; j < k->n_subkeys; j++) {
-			const char *f = k->subkeys[j].fingerprint;
-			size_t fl = strlen(f);
+	if (isempty(default_key))
+		return;
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const struct key *k = &x->keys[i];
+		bool expired =
+		        k->expired || (k->n_subkeys > 0 && k->subkeys[0].level == LEVEL_EXPIRED);
+		struct finding *f;
 
-			if (fl >= n && strncasecmp(f + fl - n, p, n) == 0)
-				return true;
-		}
-		return false;
+		if (!(k->revoked || expired) || !audit_key_matches_spec(k, default_key))
+			continue;
+		f = add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
+		if (!f)
+			continue;
+		textf(f->message, sizeof(f->message),
+		      "gpg.conf names %s (0x%s) as default-key, but that key is %s", uid_or_fpr(k),
+		      key_id(k->fingerprint), k->revoked ? "revoked" : "expired");
+		textf(f->hint, sizeof(f->hint),
+		      "Point default-key in gpg.conf at a valid key, or remove the line");
 	}
-	/* "<alice@example.org>", "alice@example.org", "Alice": gpg's substring match. */
-	if (*p == '<' || *p == '=' || *p == '@')
-		p++, n--;
-	if (n > 0 && p[n - 1] == '>')
-		n--;
-	if (n == 0)
-		return false;
-	for (const char *u = k->uid; *u; u++)
-		if (strncasecmp(u, p, n) == 0)
-			return true;
-	return false;
+}
+
+/* Card rules judge what was read: a token with an error has no trustworthy card data. */
+static bool card_read(const struct token *t)
+{
+	return t->has_openpgp && isempty(t->error);
+}
+
+static void rule_counter_went_down(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+	struct finding *f;
+
+	if (!t->counter_went_down)
+		return;
+	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	textf(f->message, sizeof(f->message),
+	      "The signature counter of %s went down since it was last seen: the card was reset, "
+	      "or another card carries its serial",
+	      token_label(t, label, sizeof(label)));
+	textf(f->hint, sizeof(f->hint), "If you did not reset it, treat this token as suspect");
+}
+
+/* GnuPG 2.4's scdaemon with its CCID driver on never asks pcscd, and pcscd holds the USB reader:
+ * keyctl reads the card, gpg says "No such device" (Debian #1102717). */
+static void rule_scdaemon_ccid_conflict(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	const char *home = x->daemon->gnupghome;
+	char label[96];
+	struct finding *f;
+
+	if (!card_read(t) || !t->present || isempty(t->gpg_error) || !x->daemon->scd_ccid_on)
+		return;
+	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	textf(f->message, sizeof(f->message),
+	      "gpg cannot reach %s, which keyctl reads through pcscd (%s): GnuPG's scdaemon uses "
+	      "its own CCID driver and does not fall back to pcscd",
+	      token_label(t, label, sizeof(label)), t->gpg_error);
+	if (isempty(home))
+		textf(f->hint, sizeof(f->hint),
+		      "Add the line \"disable-ccid\" to scdaemon.conf in your GnuPG home, "
+		      "then run: gpgconf --kill scdaemon");
+	else
+		textf(f->hint, sizeof(f->hint),
+		      "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: gpgconf --kill "
+		      "scdaemon",
+		      home);
+}
+
+static void rule_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	unsigned left = t->openpgp.pin_retries[0];
+	char label[96];
+	struct finding *f;
+
+	if (!card_read(t) || left > x->cfg->pin_retries_low)
+		return;
+	f = add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	token_label(t, label, sizeof(label));
+	if (left == 0)
+		textf(f->message, sizeof(f->message), "The user PIN of %s is blocked", label);
+	else
+		textf(f->message, sizeof(f->message), "The user PIN of %s has %u tries left", label,
+		      left);
+	textf(f->hint, sizeof(f->hint),
+	      "Unblock or reset it with the admin PIN: gpg --card-edit, admin, passwd");
+}
+
+static void rule_admin_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	unsigned left = t->openpgp.pin_retries[2];
+	char label[96];
+	struct finding *f;
+
+	if (!card_read(t) || left > x->cfg->pin_retries_low)
+		return;
+	f = add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	token_label(t, label, sizeof(label));
+	if (left == 0)
+		textf(f->message, sizeof(f->message),
+		      "The admin PIN of %s is locked: the OpenPGP application can only be reset, "
+		      "which erases its keys",
+		      label);
+	else
+		textf(f->message, sizeof(f->message), "The admin PIN of %s has %u tries left",
+		      label, left);
+	textf(f->hint, sizeof(f->hint), "Do not guess; find the admin PIN before the next attempt");
+}
+
+static void rule_touch_off_signing(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	const struct card_slot *sig = &t->openpgp.slots[SLOT_SIGN];
+	char label[96];
+	struct finding *f;
+
+	if (!card_read(t) || isempty(sig->fingerprint) || sig->touch != TOUCH_OFF)
+		return;
+	f = add(x, r->id, LEVEL_NOTICE, NULL, NULL, t);
+	if (!f)
+		return;
+	textf(f->message, sizeof(f->message),
+	      "%s signs without a touch: software on this computer can sign while the PIN is "
+	      "cached",
+	      token_label(t, label, sizeof(label)));
+	textf(f->hint, sizeof(f->hint), "%s",
+	      t->kind == TOKEN_KIND_YUBIKEY ? "ykman openpgp keys set-touch sig on"
+	                                    : "Enable the touch policy for signatures");
+}
+
+static void rule_card_slot_unknown_key(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	/* Before the first listing every slot would look unknown. */
+	if (!card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const char *fpr = t->openpgp.slots[s].fingerprint;
+		const struct key *k = NULL;
+		struct finding *f;
+
+		if (isempty(fpr) || find_subkey(x, fpr, &k))
+			continue;
+		f = add(x, r->id, LEVEL_NOTICE, NULL, NULL, t);
+		if (!f)
+			continue;
+		/* The subkey field keeps slots apart in the finding's identity. */
+		strcpy_trunc(f->subkey, sizeof(f->subkey), fpr);
+		textf(f->message, sizeof(f->message),
+		      "The %s slot of %s holds key %s, which is in none of the keys keyctl knows",
+		      slot_name(s), token_label(t, label, sizeof(label)), fpr);
+		textf(f->hint, sizeof(f->hint),
+		      "Import its public key (gpg --recv-keys %s, or fetch in gpg --card-edit), or "
+		      "add it to [keyring] track",
+		      fpr);
+	}
+}
+
+static void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	if (!card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const struct key *k = NULL;
+		const struct subkey *sk = find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
+		struct finding *f;
+
+		if (!sk || !(sk->revoked || k->revoked))
+			continue;
+		f = add(x, r->id, LEVEL_WARNING, k, sk, t);
+		if (!f)
+			continue;
+		textf(f->message, sizeof(f->message),
+		      "The %s slot of %s holds %s 0x%s of %s, which is revoked", slot_name(s),
+		      token_label(t, label, sizeof(label)), subkey_role(sk),
+		      key_id(sk->fingerprint), uid_or_fpr(k));
+		textf(f->hint, sizeof(f->hint),
+		      "Move a valid subkey to the card: gpg --edit-key %s, \"key N\", "
+		      "\"keytocard\"",
+		      k->fingerprint);
+	}
+}
+
+static void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	if (!card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const struct key *k = NULL;
+		const struct subkey *sk = find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
+		struct finding *f;
+
+		/* A revoked one is revoked-key-on-card's, expired or not. */
+		if (!sk || sk->revoked || k->revoked || !(sk->level == LEVEL_EXPIRED || k->expired))
+			continue;
+		f = add(x, r->id, LEVEL_WARNING, k, sk, t);
+		if (!f)
+			continue;
+		textf(f->message, sizeof(f->message),
+		      "The %s slot of %s holds %s 0x%s of %s, which has expired", slot_name(s),
+		      token_label(t, label, sizeof(label)), subkey_role(sk),
+		      key_id(sk->fingerprint), uid_or_fpr(k));
+		hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
+	}
+}
+
+/* An inserted token holding fingerprints whose stubs name another card: a backup token that
+ * gpg-agent will not use until it learns it. One finding per (token, key). */
+static void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	if (!t->present || !t->has_openpgp)
+		return;
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const struct key *k = &x->keys[i];
+
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const struct subkey *s = &k->subkeys[j];
+			char label[96], serial[9];
+			struct finding *f;
+
+			if (s->secret != SECRET_CARD || !audit_token_holds(t, s->fingerprint) ||
+			    audit_card_serial_matches(s->card_serial, &t->openpgp))
+				continue;
+			f = add(x, r->id, LEVEL_NOTICE, k, NULL, t);
+			if (f) {
+				textf(f->message, sizeof(f->message),
+				      "%s holds the same keys of %s as card #%s, which gpg "
+				      "expects: "
+				      "it looks like a backup token",
+				      token_label(t, label, sizeof(label)), uid_or_fpr(k),
+				      audit_serial_of(s->card_serial, serial));
+				textf(f->hint, sizeof(f->hint),
+				      "To use it instead, with it inserted: gpg-connect-agent "
+				      "\"scd "
+				      "serialno\" \"learn --force\" /bye");
+			}
+			break;
+		}
+	}
 }
 
 /* The daemon's own troubles: they explain an answer that lacks tokens or keys. */
-static void rules_daemon(struct ctx *x)
+static void rule_pcsc_refused(struct ctx *x, const struct rule *r)
 {
 	struct finding *f;
 
-	if (!isempty(x->daemon->pcsc_refused)) {
-		f = add(x, "pcsc-refused", LEVEL_WARNING, NULL, NULL, NULL);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "pcscd refuses keyctld: %s. No card is read until it lets keyctld in",
-			      x->daemon->pcsc_refused);
-			textf(f->hint, sizeof(f->hint),
-			      "pcscd asks polkit: allow your user with a polkit rule, or run pcscd "
-			      "with --disable-polkit; see /usr/share/doc/keyctl/polkit.md");
-		}
+	if (isempty(x->daemon->pcsc_refused))
+		return;
+	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, NULL);
+	if (!f)
+		return;
+	textf(f->message, sizeof(f->message),
+	      "pcscd refuses keyctld: %s. No card is read until it lets keyctld in",
+	      x->daemon->pcsc_refused);
+	textf(f->hint, sizeof(f->hint),
+	      "pcscd asks polkit: allow your user with a polkit rule, or run pcscd with "
+	      "--disable-polkit; see /usr/share/doc/keyctl/polkit.md");
+}
+
+static void rule_daemon_starting(struct ctx *x, const struct rule *r)
+{
+	struct finding *f;
+
+	if (isempty(x->daemon->starting))
+		return;
+	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, NULL);
+	if (!f)
+		return;
+	textf(f->message, sizeof(f->message),
+	      "keyctld is still starting: %s; this answer may lack what that brings",
+	      x->daemon->starting);
+	textf(f->hint, sizeof(f->hint),
+	      "Ask again shortly; if it lasts, see journalctl --user -u keyctld");
+}
+
+/* Every rule, one row each; the order is the order of the findings. */
+static const struct rule rules[] = {
+	{ "subkey-expiring", .subkey = rule_subkey_expiring },
+	{ "subkey-expired-no-replacement", .subkey = rule_subkey_expired_no_replacement },
+	{ "subkey-no-expiry", .subkey = rule_subkey_no_expiry },
+	{ "subkey-expiry-too-far", .subkey = rule_subkey_expiry_too_far },
+	{ "primary-secret-on-disk", .key = rule_primary_secret_on_disk },
+	{ "subkey-secret-on-disk", .key = rule_subkey_secret_on_disk },
+	{ "card-not-seen", .key = rule_card_not_seen },
+	{ "revoked-default-key", .keys_done = rule_revoked_default_key },
+	{ "counter-went-down", .token = rule_counter_went_down },
+	{ "scdaemon-ccid-conflict", .token = rule_scdaemon_ccid_conflict },
+	{ "pin-retries-low", .token = rule_pin_retries_low },
+	{ "admin-pin-retries-low", .token = rule_admin_pin_retries_low },
+	{ "touch-off-signing", .token = rule_touch_off_signing },
+	{ "card-slot-unknown-key", .token = rule_card_slot_unknown_key },
+	{ "revoked-key-on-card", .token = rule_revoked_key_on_card },
+	{ "expired-key-on-card", .token = rule_expired_key_on_card },
+	{ "backup-token", .token = rule_backup_token },
+	{ "pcsc-refused", .daemon = rule_pcsc_refused },
+	{ "daemon-starting", .daemon = rule_daemon_starting },
+};
+
+static void run_key_rules(struct ctx *x, const struct key *k)
+{
+	/* An expired key is one finding (its primary), not one per subkey. */
+	bool key_expired = k->subkeys[0].level == LEVEL_EXPIRED;
+
+	for (size_t i = 0; i < k->n_subkeys; i++) {
+		const struct subkey *s = &k->subkeys[i];
+
+		if (s->revoked || (key_expired && !s->is_primary))
+			continue;
+		for (size_t j = 0; j < ELEMENTSOF(rules); j++)
+			if (rules[j].subkey)
+				rules[j].subkey(x, &rules[j], k, s);
 	}
-	if (!isempty(x->daemon->starting)) {
-		f = add(x, "daemon-starting", LEVEL_WARNING, NULL, NULL, NULL);
-		if (f) {
-			textf(f->message, sizeof(f->message),
-			      "keyctld is still starting: %s; this answer may lack what that "
-			      "brings",
-			      x->daemon->starting);
-			textf(f->hint, sizeof(f->hint),
-			      "Ask again shortly; if it lasts, see journalctl --user -u keyctld");
-		}
-	}
+	for (size_t j = 0; j < ELEMENTSOF(rules); j++)
+		if (rules[j].key)
+			rules[j].key(x, &rules[j], k);
 }
 
 int audit_run(const struct token *tokens, size_t n_tokens, const struct key *keys, size_t n_keys,
@@ -693,19 +742,19 @@ int audit_run(const struct token *tokens, size_t n_tokens, const struct key *key
 		.now = now,
 	};
 
-	for (size_t i = 0; i < n_keys; i++) {
-		if (!key_usable(&keys[i]))
-			continue;
-		rules_expiry(&x, &keys[i]);
-		rules_secret_location(&x, &keys[i]);
-		rule_card_not_seen(&x, &keys[i]);
-	}
-	rule_default_key(&x, x.daemon->default_key);
-	for (size_t i = 0; i < n_tokens; i++) {
-		rules_token(&x, &tokens[i]);
-		rule_backup_token(&x, &tokens[i]);
-	}
-	rules_daemon(&x);
+	for (size_t i = 0; i < n_keys; i++)
+		if (key_usable(&keys[i]))
+			run_key_rules(&x, &keys[i]);
+	for (size_t j = 0; j < ELEMENTSOF(rules); j++)
+		if (rules[j].keys_done)
+			rules[j].keys_done(&x, &rules[j]);
+	for (size_t i = 0; i < n_tokens; i++)
+		for (size_t j = 0; j < ELEMENTSOF(rules); j++)
+			if (rules[j].token)
+				rules[j].token(&x, &rules[j], &tokens[i]);
+	for (size_t j = 0; j < ELEMENTSOF(rules); j++)
+		if (rules[j].daemon)
+			rules[j].daemon(&x, &rules[j]);
 	if (x.error < 0) {
 		free(x.f);
 		return x.error;

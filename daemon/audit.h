@@ -30,6 +30,10 @@ void audit_match(const struct token *tokens, size_t n_tokens, struct key *keys, 
 /* True when a stub's card serial (gpg's card number: the full AID "D276000124010304000612345678
  * 0000", or a bare serial) names this card. */
 bool audit_card_serial_matches(const char *card_serial, const struct openpgp_card *c);
+/* A stub's card serial as people read it: the serial inside a full AID (buf), else as it is. */
+const char *audit_serial_of(const char *card_serial, char buf[static 9]);
+/* True when one of the token's card slots holds fpr. */
+bool audit_token_holds(const struct token *t, const char *fpr);
 
 /* True when gpg.conf's default-key value (fingerprint, key id with or without 0x, or a part of the
  * user id such as an address) names this key. */

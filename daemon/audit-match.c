@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Which token holds which subkey (audit_match), whether a stub's card serial names a card, and
+ * gpg's matching of a key specification (default-key): the lookups the audit rules and the
+ * daemon share.
+ *
+ * Does not: raise findings (audit.c).
+ */
+#include <ctype.h>
+#include <strings.h>
+
+#include "audit.h"
+#include "card-openpgp.h"
+
+/* A stub's card serial as people read it: the serial inside a full AID, else as it is. */
+const char *audit_serial_of(const char *card_serial, char buf[static 9])
+{
+	const char *s = card_aid_serial(card_serial, buf);
+
+	return s ? s : card_serial;
+}
+
+bool audit_card_serial_matches(const char *card_serial, const struct openpgp_card *c)
+{
+	char buf[9];
+
+	if (isempty(card_serial))
+		return false;
+	/* Full AIDs: the manufacturer counts too, the version does not (GnuPG 2.4's stubs). */
+	if (strlen(card_serial) == 32 && strlen(c->aid) == 32)
+		return card_aid_same_card(card_serial, c->aid);
+	return !isempty(c->serial) && strcasecmp(audit_serial_of(card_serial, buf), c->serial) == 0;
+}
+
+bool audit_token_holds(const struct token *t, const char *fpr)
+{
+	if (!t->has_openpgp)
+		return false;
+	for (size_t s = 0; s < SLOT_MAX; s++)
+		if (!isempty(fpr) && strcasecmp(t->openpgp.slots[s].fingerprint, fpr) == 0)
+			return true;
+	return false;
+}
+
+void audit_match(const struct token *tokens, size_t n_tokens, struct key *keys, size_t n_keys)
+{
+	for (size_t i = 0; i < n_keys; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++) {
+			struct subkey *s = &keys[i].subkeys[j];
+			const struct token *best = NULL;
+			int best_score = 0;
+
+			for (size_t t = 0; t < n_tokens; t++) {
+				bool holds = audit_token_holds(&tokens[t], s->fingerprint);
+				bool stub = tokens[t].has_openpgp &&
+				            audit_card_serial_matches(s->card_serial,
+				                                      &tokens[t].openpgp);
+				int score = holds ? 2 + (stub ? 2 : 0) + tokens[t].present
+				                  : (stub ? 1 : 0);
+
+				if (score > best_score) {
+					best = &tokens[t];
+					best_score = score;
+				}
+			}
+			s->token_id[0] = 0;
+			if (best)
+				strcpy_trunc(s->token_id, sizeof(s->token_id), best->id);
+		}
+}
+
+bool audit_key_matches_spec(const struct key *k, const char *spec)
+{
+	const char *p = spec;
+	size_t n;
+	bool hex = true;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncasecmp(p, "0x", 2) == 0)
+		p += 2;
+	n = strlen(p);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '!'))
+		n--;
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		hex = hex && isxdigit((unsigned char)p[i]);
+	if (hex && (n == 8 || n == 16 || n == 40 || n == 64)) {
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const char *f = k->subkeys[j].fingerprint;
+			size_t fl = strlen(f);
+
+			if (fl >= n && strncasecmp(f + fl - n, p, n) == 0)
+				return true;
+		}
+		return false;
+	}
+	/* "<alice@example.org>", "alice@example.org", "Alice": gpg's substring match. */
+	if (*p == '<' || *p == '=' || *p == '@')
+		p++, n--;
+	if (n > 0 && p[n - 1] == '>')
+		n--;
+	if (n == 0)
+		return false;
+	for (const char *u = k->uid; *u; u++)
+		if (strncasecmp(u, p, n) == 0)
+			return true;
+	return false;
+}
