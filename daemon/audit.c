@@ -471,18 +471,28 @@ static void rule_scdaemon_ccid_conflict(struct ctx *x, const struct rule *r, con
 		      home);
 }
 
+/* A PIN counter at or below [audit] pin-retries-low: a warning, critical once it is 0. */
+static struct finding *pin_finding(struct ctx *x, const struct rule *r, const struct token *t,
+                                   unsigned left, char *label, size_t size)
+{
+	struct finding *f;
+
+	if (!card_read(t) || left > x->cfg->pin_retries_low)
+		return NULL;
+	f = add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
+	if (f)
+		token_label(t, label, size);
+	return f;
+}
+
 static void rule_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
 {
 	unsigned left = t->openpgp.pin_retries[0];
 	char label[96];
-	struct finding *f;
+	struct finding *f = pin_finding(x, r, t, left, label, sizeof(label));
 
-	if (!card_read(t) || left > x->cfg->pin_retries_low)
-		return;
-	f = add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
 	if (!f)
 		return;
-	token_label(t, label, sizeof(label));
 	if (left == 0)
 		textf(f->message, sizeof(f->message), "The user PIN of %s is blocked", label);
 	else
@@ -496,14 +506,10 @@ static void rule_admin_pin_retries_low(struct ctx *x, const struct rule *r, cons
 {
 	unsigned left = t->openpgp.pin_retries[2];
 	char label[96];
-	struct finding *f;
+	struct finding *f = pin_finding(x, r, t, left, label, sizeof(label));
 
-	if (!card_read(t) || left > x->cfg->pin_retries_low)
-		return;
-	f = add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
 	if (!f)
 		return;
-	token_label(t, label, sizeof(label));
 	if (left == 0)
 		textf(f->message, sizeof(f->message),
 		      "The admin PIN of %s is locked: the OpenPGP application can only be reset, "
