@@ -218,120 +218,188 @@ static int parse_key_attr(struct cursor *c, struct openpgp_card *card)
 	return curve_to_algorithm(name, card->slots[slot].algorithm, ALGO_NAME_MAX);
 }
 
+/* One function per keyword of the status lines; c is past the keyword. */
+static int st_serialno(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	const uint8_t *w;
+	size_t wn;
+
+	if (!next_word(c, &w, &wn) || c->left != 0)
+		return -EBADMSG;
+	return card_parse_aid_hex(w, wn, card);
+}
+
+static int st_manufacturer(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	const uint8_t *w;
+	size_t wn;
+	uint64_t v;
+
+	/* The name is ours, from the id: GnuPG 2.2's table lacks makers added since (it says
+	 * "unknown" for Nitrokey's 000F), and both paths must name a card alike. */
+	if (!next_word(c, &w, &wn) || parse_u64(w, wn, 0xffff, &v) < 0)
+		return -EBADMSG;
+	card->manufacturer_id = (uint16_t)v;
+	card_manufacturer_format(card->manufacturer_id, card->manufacturer,
+	                         sizeof(card->manufacturer));
+	return 0;
+}
+
+static int st_key_fpr(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	int slot = parse_keyno(c);
+	const uint8_t *w;
+	size_t wn;
+
+	if (slot < 0)
+		return slot;
+	if (!next_word(c, &w, &wn) || (wn != 40 && wn != 64) || c->left != 0)
+		return -EBADMSG;
+	return parse_hex_upper(w, wn, card->slots[slot].fingerprint, FPR_HEX_MAX);
+}
+
+static int st_key_time(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	int slot = parse_keyno(c);
+	const uint8_t *w;
+	size_t wn;
+	uint64_t v;
+
+	if (slot < 0)
+		return slot;
+	if (!next_word(c, &w, &wn) || c->left != 0 || parse_u64(w, wn, INT64_MAX, &v) < 0)
+		return -EBADMSG;
+	card->slots[slot].created = (int64_t)v;
+	return 0;
+}
+
+static int st_sig_counter(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	const uint8_t *w;
+	size_t wn;
+	uint64_t v;
+
+	if (!next_word(c, &w, &wn) || c->left != 0 || parse_u64(w, wn, UINT32_MAX, &v) < 0)
+		return -EBADMSG;
+	card->signature_counter = (uint32_t)v;
+	return 0;
+}
+
+static int st_chv_status(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	/* " 1 127 127 127 3 0 3" escaped as "+1+127+127+127+3+0+3": PW1 validity, three maximum
+	 * lengths, three retry counters (OpenPGP card 3.4, 4.4.1, DO C4). */
+	char buf[7 * 4 + 8];
+	struct cursor t;
+	unsigned vals[7], k = 0;
+	const uint8_t *w;
+	size_t wn;
+	uint64_t v;
+	int r;
+
+	rest(c, &w, &wn);
+	r = unescape_text(w, wn, buf, sizeof(buf));
+	if (r < 0)
+		return r == -EMSGSIZE ? -EBADMSG : r;
+	t = (struct cursor){ .p = (const uint8_t *)buf, .left = strlen(buf) };
+	while (next_word(&t, &w, &wn)) {
+		if (k >= ELEMENTSOF(vals) || parse_u64(w, wn, 255, &v) < 0)
+			return -EBADMSG;
+		vals[k++] = (unsigned)v;
+	}
+	if (k != ELEMENTSOF(vals))
+		return -EBADMSG;
+	for (unsigned i = 0; i < 3; i++)
+		card->pin_retries[i] = (uint8_t)vals[4 + i];
+	return 0;
+}
+
+static int st_disp_name(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	/* The raw DO 5B; converted exactly as our own card read converts it ("<<" and "<" to
+	 * spaces, ISO 8859-1 to UTF-8) by handing it to card-openpgp.c's parser. */
+	uint8_t tlv[2 + CARDHOLDER_MAX * 2];
+	const uint8_t *w;
+	size_t wn;
+	int k;
+
+	rest(c, &w, &wn);
+	k = unescape(w, wn, tlv + 2, sizeof(tlv) - 2, true);
+	if (k < 0)
+		return k;
+	tlv[0] = 0x5b;
+	tlv[1] = (uint8_t)k;
+	return card_parse_cardholder(tlv, (size_t)k + 2, card);
+}
+
+static int st_pubkey_url(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	/* The raw DO 5F50, checked by the same rule as our own read's. */
+	uint8_t raw[URL_MAX];
+	const uint8_t *w;
+	size_t wn;
+	int k;
+
+	rest(c, &w, &wn);
+	k = unescape(w, wn, raw, sizeof(raw), true);
+	if (k < 0)
+		return k;
+	return card_parse_url(raw, (size_t)k, card);
+}
+
+static int st_key_attr(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	return parse_key_attr(c, card);
+}
+
+static int st_uif(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
+{
+	/* The raw DO D6..D8 (OpenPGP card 3.4, 4.4.3.6): policy byte, feature byte; a policy byte
+	 * no spec defines yet is "unknown", as on our own read. */
+	int slot = kw[4] - '1';
+	uint8_t raw[2];
+	const uint8_t *w;
+	size_t wn;
+	int k;
+
+	rest(c, &w, &wn);
+	k = unescape(w, wn, raw, sizeof(raw), false);
+	if (k < 0)
+		return k == -EMSGSIZE ? -EBADMSG : k;
+	if (k != 2)
+		return -EBADMSG;
+	card->slots[slot].touch = card_touch_from_uif(raw, (size_t)k);
+	return 0;
+}
+
+static const struct {
+	const char *keyword;
+	int (*parse)(struct cursor *c, const uint8_t *kw, struct openpgp_card *card);
+} status_keywords[] = {
+	{ "SERIALNO", st_serialno },
+	{ "MANUFACTURER", st_manufacturer },
+	{ "KEY-FPR", st_key_fpr },
+	{ "KEY-TIME", st_key_time },
+	{ "SIG-COUNTER", st_sig_counter },
+	{ "CHV-STATUS", st_chv_status },
+	{ "DISP-NAME", st_disp_name },
+	{ "PUBKEY-URL", st_pubkey_url },
+	{ "KEY-ATTR", st_key_attr },
+	{ "UIF-1", st_uif },
+	{ "UIF-2", st_uif },
+	{ "UIF-3", st_uif },
+};
+
 int scd_parse_status(const uint8_t *p, size_t n, struct openpgp_card *card)
 {
 	struct cursor c = { .p = p, .left = n };
-	const uint8_t *kw, *w;
-	size_t kwn, wn;
-	uint64_t v;
-	int slot, r;
+	const uint8_t *kw;
+	size_t kwn;
 
 	if (!next_word(&c, &kw, &kwn))
 		return -EBADMSG;
-
-	if (word_is(kw, kwn, "SERIALNO")) {
-		if (!next_word(&c, &w, &wn) || c.left != 0)
-			return -EBADMSG;
-		return card_parse_aid_hex(w, wn, card);
-	}
-	if (word_is(kw, kwn, "MANUFACTURER")) {
-		/* The name is ours, from the id: GnuPG 2.2's table lacks makers added since (it
-		 * says "unknown" for Nitrokey's 000F), and both paths must name a card alike. */
-		if (!next_word(&c, &w, &wn) || parse_u64(w, wn, 0xffff, &v) < 0)
-			return -EBADMSG;
-		card->manufacturer_id = (uint16_t)v;
-		card_manufacturer_format(card->manufacturer_id, card->manufacturer,
-		                         sizeof(card->manufacturer));
-		return 0;
-	}
-	if (word_is(kw, kwn, "KEY-FPR")) {
-		slot = parse_keyno(&c);
-		if (slot < 0)
-			return slot;
-		if (!next_word(&c, &w, &wn) || (wn != 40 && wn != 64) || c.left != 0)
-			return -EBADMSG;
-		return parse_hex_upper(w, wn, card->slots[slot].fingerprint, FPR_HEX_MAX);
-	}
-	if (word_is(kw, kwn, "KEY-TIME")) {
-		slot = parse_keyno(&c);
-		if (slot < 0)
-			return slot;
-		if (!next_word(&c, &w, &wn) || c.left != 0 || parse_u64(w, wn, INT64_MAX, &v) < 0)
-			return -EBADMSG;
-		card->slots[slot].created = (int64_t)v;
-		return 0;
-	}
-	if (word_is(kw, kwn, "SIG-COUNTER")) {
-		if (!next_word(&c, &w, &wn) || c.left != 0 || parse_u64(w, wn, UINT32_MAX, &v) < 0)
-			return -EBADMSG;
-		card->signature_counter = (uint32_t)v;
-		return 0;
-	}
-	if (word_is(kw, kwn, "CHV-STATUS")) {
-		/* " 1 127 127 127 3 0 3" escaped as "+1+127+127+127+3+0+3": PW1 validity, three
-		 * maximum lengths, three retry counters (OpenPGP card 3.4, 4.4.1, DO C4). */
-		char buf[7 * 4 + 8];
-		struct cursor t;
-		unsigned vals[7], k = 0;
-
-		rest(&c, &w, &wn);
-		r = unescape_text(w, wn, buf, sizeof(buf));
-		if (r < 0)
-			return r == -EMSGSIZE ? -EBADMSG : r;
-		t = (struct cursor){ .p = (const uint8_t *)buf, .left = strlen(buf) };
-		while (next_word(&t, &w, &wn)) {
-			if (k >= ELEMENTSOF(vals) || parse_u64(w, wn, 255, &v) < 0)
-				return -EBADMSG;
-			vals[k++] = (unsigned)v;
-		}
-		if (k != ELEMENTSOF(vals))
-			return -EBADMSG;
-		for (unsigned i = 0; i < 3; i++)
-			card->pin_retries[i] = (uint8_t)vals[4 + i];
-		return 0;
-	}
-	if (word_is(kw, kwn, "DISP-NAME")) {
-		/* The raw DO 5B; converted exactly as our own card read converts it ("<<" and
-		 * "<" to spaces, ISO 8859-1 to UTF-8) by handing it to card-openpgp.c's parser. */
-		uint8_t tlv[2 + CARDHOLDER_MAX * 2];
-		int k;
-
-		rest(&c, &w, &wn);
-		k = unescape(w, wn, tlv + 2, sizeof(tlv) - 2, true);
-		if (k < 0)
-			return k;
-		tlv[0] = 0x5b;
-		tlv[1] = (uint8_t)k;
-		return card_parse_cardholder(tlv, (size_t)k + 2, card);
-	}
-	if (word_is(kw, kwn, "PUBKEY-URL")) {
-		/* The raw DO 5F50, checked by the same rule as our own read's. */
-		uint8_t raw[URL_MAX];
-		int k;
-
-		rest(&c, &w, &wn);
-		k = unescape(w, wn, raw, sizeof(raw), true);
-		if (k < 0)
-			return k;
-		return card_parse_url(raw, (size_t)k, card);
-	}
-	if (word_is(kw, kwn, "KEY-ATTR"))
-		return parse_key_attr(&c, card);
-	if (kwn == 5 && memcmp(kw, "UIF-", 4) == 0 && kw[4] >= '1' && kw[4] <= '3') {
-		/* The raw DO D6..D8 (OpenPGP card 3.4, 4.4.3.6): policy byte, feature byte; a
-		 * policy byte no spec defines yet is "unknown", as on our own read. */
-		uint8_t raw[2];
-		int k;
-
-		slot = kw[4] - '1';
-		rest(&c, &w, &wn);
-		k = unescape(w, wn, raw, sizeof(raw), false);
-		if (k < 0)
-			return k == -EMSGSIZE ? -EBADMSG : k;
-		if (k != 2)
-			return -EBADMSG;
-		card->slots[slot].touch = card_touch_from_uif(raw, (size_t)k);
-		return 0;
-	}
+	for (size_t i = 0; i < ELEMENTSOF(status_keywords); i++)
+		if (word_is(kw, kwn, status_keywords[i].keyword))
+			return status_keywords[i].parse(&c, kw, card);
 	return 0; /* a keyword we did not ask for: scdaemon may add more over time */
 }

@@ -14,20 +14,10 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "model-merge.h"
 #include "model.h"
 
 #define SUBSCRIBERS_MAX 16
-#define SIGHTINGS_MAX (2 * TOKENS_MAX)
-
-struct sighting {
-	enum sighting_source src;
-	char handle[READER_NAME_MAX + 64];
-	struct token t;
-	/* USB only: the serial of the card this device was last merged with, when its own USB
-	 * serial is not that (not a YubiKey) or absent. Names the device while its card is out of
-	 * sight (pcscd gone); kept as long as the device reports the same USB serial. */
-	char card_serial[SERIAL_MAX];
-};
 
 struct subscriber {
 	model_event_fn fn;
@@ -267,86 +257,7 @@ static ssize_t sighting_index(const struct model *m, enum sighting_source src, c
 	return -1;
 }
 
-/* The serial a sighting names its token by: a USB device's card's, once learned. */
-static const char *sighting_serial(const struct sighting *s)
-{
-	return *s->card_serial ? s->card_serial : s->t.serial;
-}
-
-static bool serials_match(const struct sighting *a, const struct sighting *b)
-{
-	const char *x = sighting_serial(a), *y = sighting_serial(b);
-
-	return *x && *y && streq(x, y);
-}
-
-static uint32_t hash_string(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a: only to make a serial-less id stable per handle */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-/* Merges one USB and/or one PC/SC sighting into a token. */
-static void token_merge(const struct sighting *usb, const struct sighting *pcsc, struct token *ret)
-{
-	const struct sighting *any = usb ? usb : pcsc;
-
-	memset(ret, 0, sizeof(*ret));
-	if (usb) {
-		memcpy(ret, &usb->t, sizeof(*ret));
-		memcpy(ret->serial, usb->card_serial, sizeof(usb->card_serial));
-		if (!*ret->serial)
-			memcpy(ret->serial, usb->t.serial, sizeof(ret->serial));
-		ret->has_openpgp = false;
-		memset(&ret->openpgp, 0, sizeof(ret->openpgp));
-		memset(ret->reader, 0, sizeof(ret->reader));
-		ret->read_path = READ_PATH_NONE;
-	}
-	if (pcsc) {
-		const struct token *p = &pcsc->t;
-
-		if (!usb) {
-			memcpy(ret, p, sizeof(*ret));
-		} else {
-			memcpy(ret->reader, p->reader, sizeof(ret->reader));
-			ret->has_openpgp = p->has_openpgp;
-			memcpy(&ret->openpgp, &p->openpgp, sizeof(ret->openpgp));
-			ret->read_path = p->read_path;
-			/* Only a YubiKey's USB serial is its card's serial; other makers' USB
-			 * serials are not, and the card's is the one GnuPG and people use. */
-			if (!*ret->serial || (ret->kind != TOKEN_KIND_YUBIKEY && *p->serial)) {
-				memcpy(ret->serial, p->serial, sizeof(ret->serial));
-				ret->serial_shared = p->serial_shared;
-			}
-			if (!*ret->firmware)
-				memcpy(ret->firmware, p->firmware, sizeof(ret->firmware));
-			if (!*ret->model)
-				memcpy(ret->model, p->model, sizeof(ret->model));
-			/* The card's error says more than the USB side's (often a permission). */
-			if (*p->error)
-				memcpy(ret->error, p->error, sizeof(ret->error));
-			memcpy(ret->gpg_error, p->gpg_error, sizeof(ret->gpg_error));
-		}
-	}
-
-	memset(ret->id, 0, sizeof(ret->id));
-	if (*ret->serial && ret->serial_shared)
-		/* Two cards with the same default serial stay two tokens: the reader names which.
-		 */
-		snprintf(ret->id, sizeof(ret->id), "%s-%s-r%08x", token_kind_to_string(ret->kind),
-		         ret->serial, hash_string((pcsc ? pcsc : any)->handle));
-	else if (*ret->serial)
-		snprintf(ret->id, sizeof(ret->id), "%s-%s", token_kind_to_string(ret->kind),
-		         ret->serial);
-	else
-		snprintf(ret->id, sizeof(ret->id), "%s-%c%08x", token_kind_to_string(ret->kind),
-		         any->src == SIGHTING_USB ? 'u' : 'r', hash_string(any->handle));
-}
-
-static bool id_listed(char (*ids)[TOKEN_ID_MAX], size_t n, const char *id)
+static bool id_listed(const char (*ids)[TOKEN_ID_MAX], size_t n, const char *id)
 {
 	for (size_t i = 0; i < n; i++)
 		if (streq(ids[i], id))
@@ -363,60 +274,18 @@ static bool id_listed(char (*ids)[TOKEN_ID_MAX], size_t n, const char *id)
  * sighting merged with a card loses the id it had alone (its provisional name: no serial, or a
  * USB serial); that token is removed and forgotten. Tokens no longer seen become absent.
  */
-static int tokens_rebuild(struct model *m, int64_t now)
-{
-	ssize_t partner[SIGHTINGS_MAX];
+/* The ids one rebuild stored, and the provisional ids (a device's name before its card named
+ * it) that those replace. */
+struct rebuild_ids {
 	char seen[SIGHTINGS_MAX][TOKEN_ID_MAX];
 	char provisional[SIGHTINGS_MAX][TOKEN_ID_MAX];
-	size_t n_seen = 0, n_provisional = 0;
+	size_t n_seen, n_provisional;
+};
+
+static int tokens_store(struct model *m, const ssize_t *partner, int64_t now,
+                        struct rebuild_ids *ids)
+{
 	int r = 0;
-
-	for (size_t i = 0; i < m->n_sightings; i++)
-		partner[i] = -1;
-
-	for (size_t i = 0; i < m->n_sightings; i++) {
-		if (m->sightings[i].src != SIGHTING_USB)
-			continue;
-		for (size_t j = 0; j < m->n_sightings; j++)
-			if (m->sightings[j].src == SIGHTING_PCSC && partner[j] < 0 &&
-			    m->sightings[j].t.kind == m->sightings[i].t.kind &&
-			    serials_match(&m->sightings[i], &m->sightings[j])) {
-				partner[i] = (ssize_t)j;
-				partner[j] = (ssize_t)i;
-				break;
-			}
-	}
-	for (int kind = 0; kind < TOKEN_KIND_MAX; kind++) {
-		ssize_t u = -1, p = -1;
-		unsigned nu = 0, np = 0;
-
-		for (size_t i = 0; i < m->n_sightings; i++) {
-			const struct sighting *s = &m->sightings[i];
-
-			if ((int)s->t.kind != kind || partner[i] >= 0)
-				continue;
-			if (s->src == SIGHTING_USB)
-				u = (ssize_t)i, nu++;
-			else
-				p = (ssize_t)i, np++;
-		}
-		if (nu == 1 && np == 1 && kind != TOKEN_KIND_UNKNOWN &&
-		    (kind != TOKEN_KIND_YUBIKEY || !*sighting_serial(&m->sightings[u]) ||
-		     !*m->sightings[p].t.serial)) {
-			partner[u] = p;
-			partner[p] = u;
-		}
-	}
-	for (size_t i = 0; i < m->n_sightings; i++) {
-		struct sighting *s = &m->sightings[i];
-		const char *card;
-
-		if (s->src != SIGHTING_USB || partner[i] < 0)
-			continue;
-		card = m->sightings[partner[i]].t.serial;
-		if (*card && (s->t.kind != TOKEN_KIND_YUBIKEY || !*s->t.serial))
-			strcpy_trunc(s->card_serial, sizeof(s->card_serial), card);
-	}
 
 	for (size_t i = 0; i < m->n_sightings; i++) {
 		const struct sighting *usb, *pcsc;
@@ -432,7 +301,7 @@ static int tokens_rebuild(struct model *m, int64_t now)
 		q = token_store(m, &t, now);
 		if (q < 0)
 			r = q;
-		memcpy(seen[n_seen++], t.id, TOKEN_ID_MAX);
+		memcpy(ids->seen[ids->n_seen++], t.id, TOKEN_ID_MAX);
 		if (usb && pcsc) {
 			struct sighting raw;
 			struct token alone;
@@ -442,17 +311,23 @@ static int tokens_rebuild(struct model *m, int64_t now)
 			raw.card_serial[0] = 0;
 			token_merge(&raw, NULL, &alone);
 			if (!streq(alone.id, t.id))
-				memcpy(provisional[n_provisional++], alone.id, TOKEN_ID_MAX);
+				memcpy(ids->provisional[ids->n_provisional++], alone.id,
+				       TOKEN_ID_MAX);
 		}
 	}
+	return r;
+}
 
+/* Tokens no sighting stands for any more: removed (kept as not present), or dropped. */
+static void tokens_retire(struct model *m, const struct rebuild_ids *ids, int64_t now)
+{
 	for (size_t i = 0; i < m->n_tokens; i++) {
 		struct token *t = &m->tokens[i];
 		bool renamed;
 
-		if (id_listed(seen, n_seen, t->id))
+		if (id_listed(ids->seen, ids->n_seen, t->id))
 			continue;
-		renamed = id_listed(provisional, n_provisional, t->id);
+		renamed = id_listed(ids->provisional, ids->n_provisional, t->id);
 		if (!t->present && !renamed)
 			continue;
 		if (t->present) {
@@ -467,6 +342,17 @@ static int tokens_rebuild(struct model *m, int64_t now)
 			i--;
 		}
 	}
+}
+
+static int tokens_rebuild(struct model *m, int64_t now)
+{
+	ssize_t partner[SIGHTINGS_MAX];
+	struct rebuild_ids ids = { .n_seen = 0 };
+	int r;
+
+	sightings_pair(m->sightings, m->n_sightings, partner);
+	r = tokens_store(m, partner, now, &ids);
+	tokens_retire(m, &ids, now);
 	return r;
 }
 
