@@ -2,7 +2,7 @@
 /*
  * Varlink wire rules over json-c: NUL framing with a hard size bound, bounded parsing, the checks
  * on calls and replies (https://varlink.org/Method-Call), message building, and the dispatch
- * tables codec.c uses to check every field's type.
+ * tables codec*.c use to check every field's type.
  *
  * Does not: do I/O, allocate per byte, or know keyctl's methods and types.
  */
@@ -328,7 +328,7 @@ static int build(json_object *o, char **ret, size_t *ret_size)
 	return 0;
 }
 
-static int add(json_object *o, const char *k, json_object *v)
+int varlink_json_add(json_object *o, const char *k, json_object *v)
 {
 	if (!v)
 		return -ENOMEM;
@@ -341,7 +341,8 @@ static int add(json_object *o, const char *k, json_object *v)
 
 static int add_params(json_object *o, json_object *params)
 {
-	return add(o, "parameters", params ? json_object_get(params) : json_object_new_object());
+	return varlink_json_add(o, "parameters",
+	                        params ? json_object_get(params) : json_object_new_object());
 }
 
 int varlink_call_build(const char *method, json_object *params, unsigned flags, char **ret,
@@ -349,11 +350,14 @@ int varlink_call_build(const char *method, json_object *params, unsigned flags, 
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
-	if (!o || add(o, "method", json_object_new_string(method)) < 0 || add_params(o, params) < 0)
+	if (!o || varlink_json_add(o, "method", json_object_new_string(method)) < 0 ||
+	    add_params(o, params) < 0)
 		return -ENOMEM;
-	if ((flags & VARLINK_CALL_MORE) && add(o, "more", json_object_new_boolean(1)) < 0)
+	if ((flags & VARLINK_CALL_MORE) &&
+	    varlink_json_add(o, "more", json_object_new_boolean(1)) < 0)
 		return -ENOMEM;
-	if ((flags & VARLINK_CALL_ONEWAY) && add(o, "oneway", json_object_new_boolean(1)) < 0)
+	if ((flags & VARLINK_CALL_ONEWAY) &&
+	    varlink_json_add(o, "oneway", json_object_new_boolean(1)) < 0)
 		return -ENOMEM;
 	return build(o, ret, ret_size);
 }
@@ -364,7 +368,7 @@ int varlink_reply_build(json_object *params, bool continues, char **ret, size_t 
 
 	if (!o || add_params(o, params) < 0)
 		return -ENOMEM;
-	if (continues && add(o, "continues", json_object_new_boolean(1)) < 0)
+	if (continues && varlink_json_add(o, "continues", json_object_new_boolean(1)) < 0)
 		return -ENOMEM;
 	return build(o, ret, ret_size);
 }
@@ -373,7 +377,8 @@ int varlink_error_build(const char *error, json_object *params, char **ret, size
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
-	if (!o || add(o, "error", json_object_new_string(error)) < 0 || add_params(o, params) < 0)
+	if (!o || varlink_json_add(o, "error", json_object_new_string(error)) < 0 ||
+	    add_params(o, params) < 0)
 		return -ENOMEM;
 	return build(o, ret, ret_size);
 }
@@ -383,7 +388,7 @@ int varlink_error_build_string(const char *error, const char *field, const char 
 {
 	_cleanup_(json_object_putp) json_object *p = json_object_new_object();
 
-	if (!p || add(p, field, json_object_new_string(value)) < 0)
+	if (!p || varlink_json_add(p, field, json_object_new_string(value)) < 0)
 		return -ENOMEM;
 	return varlink_error_build(error, p, ret, ret_size);
 }

@@ -168,3 +168,6 @@ int varlink_dispatch(json_object *obj, const struct varlink_field *table, unsign
 
 /* A JSON integer as int64_t: -EBADMSG for another type or a value past INT64_MAX. */
 int varlink_json_int64(json_object *v, int64_t *ret);
+/* Adds v to o as k and takes v, also on failure. Returns 0, or -ENOMEM, also for a NULL v, so
+ * that a json_object_new_*() can be passed straight in. */
+int varlink_json_add(json_object *o, const char *k, json_object *v);
