@@ -50,21 +50,6 @@ int log_get_max_level(void)
 	return log_max_level;
 }
 
-int log_level_from_string(const char *s)
-{
-	static const char *const names[] = {
-		[LOG_ERR] = "err",   [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
-		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
-	};
-
-	if (s && streq(s, "error"))
-		return LOG_ERR;
-	for (size_t i = 0; s && i < ELEMENTSOF(names); i++)
-		if (names[i] && streq(names[i], s))
-			return (int)i;
-	return -EINVAL;
-}
-
 /* Expands %m to strerror(error) ourselves: errno is not what the caller means by then. Without
  * an error code (log_info() and the like pass 0) there is nothing to expand, and "Success" in a
  * failure message would mislead; tools/check-log-calls keeps such calls out of the tree. */

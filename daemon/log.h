@@ -20,7 +20,6 @@ enum log_target {
 void log_setup(enum log_target target);
 void log_set_max_level(int prio);
 int log_get_max_level(void);
-int log_level_from_string(const char *s); /* LOG_ERR..LOG_DEBUG, or -EINVAL */
 
 /* Returns -abs(error) (or 0 when error is 0); %m in format prints strerror(error), or "no error
  * code" when error is 0 (which the log_*() without _errno pass: use %m only with _errno). */

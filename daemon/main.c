@@ -115,7 +115,7 @@ static int parse_argv(int argc, char **argv)
 			}
 			break;
 		case ARG_LOG_LEVEL:
-			arg_log_level = log_level_from_string(optarg);
+			arg_log_level = config_log_level_from_string(optarg);
 			if (arg_log_level < 0) {
 				fprintf(stderr,
 				        "keyctld: --log-level: '%s' is not one of err, "
@@ -141,7 +141,7 @@ static int parse_argv(int argc, char **argv)
 static int load_config(struct config *c, bool starting)
 {
 	char path[PATH_MAX], err[CONFIG_ERROR_MAX] = "";
-	bool missing_ok = !*arg_config;
+	unsigned flags = *arg_config ? 0 : CONFIG_MISSING_OK;
 	int r;
 
 	if (*arg_config)
@@ -150,7 +150,7 @@ static int load_config(struct config *c, bool starting)
 		config_init(c);
 		return 0;
 	}
-	r = config_load(path, missing_ok, c, err, sizeof(err));
+	r = config_load(path, flags, c, err, sizeof(err));
 	if (r < 0) {
 		if (starting)
 			log_error("Refusing to start with a bad configuration: %s", err);
@@ -159,7 +159,7 @@ static int load_config(struct config *c, bool starting)
 		return r;
 	}
 	for (unsigned i = 0; i < c->n_warnings; i++)
-		log_warning("%s", c->warnings[i]);
+		log_warning("%s", c->warnings[i].text);
 	return 0;
 }
 

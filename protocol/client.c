@@ -4,7 +4,7 @@
  * VARLINK_REPLY_MAX, and poll() for the blocking calls. One call at a time per connection, which
  * is all keyctl-status and keyctl-notify need (Varlink allows pipelining; we do not use it).
  *
- * Does not: decode keyctl's types (codec.c), reconnect, or log.
+ * Does not: decode keyctl's types (codec*.c), reconnect, or log.
  */
 #include <errno.h>
 #include <fcntl.h>

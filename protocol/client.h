@@ -4,7 +4,7 @@
  * (blocking, with a timeout), or start a call with "more" (Watch) and take its replies one by one,
  * blocking or from an event loop that polls varlink_client_fd().
  *
- * Does not: decode keyctl's types (codec.c) or retry: a lost connection is the caller's to report.
+ * Does not: decode keyctl's types (codec*.c) or retry: a lost connection is the caller's to report.
  */
 #pragma once
 

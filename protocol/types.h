@@ -7,7 +7,7 @@
  * subkeys) is a counted array owned by the key. Every instance starts zeroed (calloc or memset)
  * and is copied with memcpy, so that padding and the bytes after a string's NUL compare equal.
  *
- * Does not: know JSON (codec.c), sockets (varlink.c) or any device.
+ * Does not: know JSON (codec*.c), sockets (varlink.c) or any device.
  */
 #pragma once
 

@@ -6,7 +6,7 @@
  * replies and errors, and a small dispatch-table helper that type-checks JSON fields into C
  * structs the way sd_json_dispatch() does, so that a later move to sd-varlink touches one file.
  *
- * Does not: read or write sockets (client.c, daemon/server.c), know keyctl's types (codec.c).
+ * Does not: read or write sockets (client.c, daemon/server.c), know keyctl's types (codec*.c).
  */
 #pragma once
 

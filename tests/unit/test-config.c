@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * keyctl.conf: defaults, every key's good and bad values, and the error text a user sees
- * (file, line, key), plus the loader's refusals (missing, too large, not a file).
+ * (file, line, key), plus the loader's refusals (missing, too large, not a file), the lenient
+ * mode keyctl-notify reads with, and the threshold list's syntax it shares with --thresholds.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@ static int parse(const char *text, struct config *c, char *err)
 {
 	config_init(c);
 	err[0] = 0;
-	return config_parse((const uint8_t *)text, strlen(text), "keyctl.conf", c, err,
+	return config_parse((const uint8_t *)text, strlen(text), "keyctl.conf", 0, c, err,
 	                    CONFIG_ERROR_MAX);
 }
 
@@ -144,8 +145,8 @@ TEST(unknown_keys_warn)
 	ASSERT_OK(parse("[daemon]\nmax-clients = 3\ncolour = blue\n[nosuch]\nk = v\n", &c, err));
 	ASSERT_EQ(c.max_clients, 3);
 	ASSERT_EQ(c.n_warnings, 2);
-	ASSERT_STREQ(c.warnings[0], "keyctl.conf:3: unknown key [daemon] colour, ignoring");
-	ASSERT_STREQ(c.warnings[1], "keyctl.conf:5: unknown key [nosuch] k, ignoring");
+	ASSERT_STREQ(c.warnings[0].text, "keyctl.conf:3: unknown key [daemon] colour, ignoring");
+	ASSERT_STREQ(c.warnings[1].text, "keyctl.conf:5: unknown key [nosuch] k, ignoring");
 }
 
 TEST(hostile_bytes)
@@ -155,7 +156,7 @@ TEST(hostile_bytes)
 	static const uint8_t nul[] = "[daemon]\nmax-clients = 1\0 2\n";
 
 	config_init(&c);
-	ASSERT_ERR(config_parse(nul, sizeof(nul) - 1, "k.conf", &c, err, sizeof(err)), EBADMSG);
+	ASSERT_ERR(config_parse(nul, sizeof(nul) - 1, "k.conf", 0, &c, err, sizeof(err)), EBADMSG);
 	ASSERT_STREQ(err, "k.conf:2: NUL byte in configuration");
 
 	memset(line, 'a', sizeof(line));
@@ -168,6 +169,92 @@ TEST(hostile_bytes)
 	ASSERT_OK(parse("", &c, err));
 	ASSERT_OK(parse("; only\n# comments\n", &c, err));
 	ASSERT_EQ(c.max_clients, 64);
+}
+
+/* keyctl-notify's reading: other keys' mistakes are warnings, its own keys still taken. */
+TEST(lenient)
+{
+	static const char text[] =
+	        "[daemon]\nmax-clients = lots\nthis line has no equals sign\n"
+	        "[expiry]\nthresholds = 7, 14\nwarning-days = 2\n"
+	        "critical-days = 5\n[notify]\nrenewal-url = https://x.example/r\n";
+	static const char head[] = "[notify]\nrenewal-url = https://";
+	struct config c;
+	char err[CONFIG_ERROR_MAX] = "", line[400];
+
+	config_init(&c);
+	ASSERT_OK(config_parse((const uint8_t *)text, strlen(text), "k.conf", CONFIG_LENIENT, &c,
+	                       err, sizeof(err)));
+	ASSERT_STREQ(c.renewal_url, "https://x.example/r");
+	ASSERT_EQ(c.max_clients, 64);
+	ASSERT_EQ(c.n_thresholds, 5);
+	ASSERT_EQ(c.thresholds[0], 30);
+	ASSERT_EQ(c.warning_days, 14);
+	ASSERT_EQ(c.critical_days, 3);
+	ASSERT_EQ(c.n_warnings, 4);
+	ASSERT_STREQ(c.warnings[0].key, "daemon/max-clients");
+	ASSERT_STREQ(c.warnings[0].text, "k.conf:2: [daemon] max-clients: 'lots' is not a whole "
+	                                 "number from 1 to 4096, ignoring");
+	ASSERT_STREQ(c.warnings[1].key, "expiry/thresholds");
+	ASSERT_STREQ(c.warnings[2].key, "");
+	ASSERT_STREQ(c.warnings[2].text, "k.conf:3: syntax error (expected [section] or key = "
+	                                 "value), ignoring");
+	ASSERT_STREQ(c.warnings[3].key, "expiry/critical-days");
+
+	/* An overlong line is skipped whole; the next line is read. */
+	memset(line, 'a', sizeof(line));
+	memcpy(line, head, sizeof(head) - 1);
+	strcpy(line + sizeof(line) - 40, "\nrenewal-url = http://y.example/\n");
+	config_init(&c);
+	ASSERT_OK(config_parse((const uint8_t *)line, strlen(line), "k.conf", CONFIG_LENIENT, &c,
+	                       err, sizeof(err)));
+	ASSERT_STREQ(c.renewal_url, "http://y.example/");
+	ASSERT_EQ(c.n_warnings, 1);
+	ASSERT_STREQ(c.warnings[0].text, "k.conf:2: line longer than 196 characters, ignoring");
+
+	/* A NUL byte still refuses the file. */
+	config_init(&c);
+	ASSERT_ERR(config_parse((const uint8_t *)"[notify]\0", 9, "k.conf", CONFIG_LENIENT, &c, err,
+	                        sizeof(err)),
+	           EBADMSG);
+}
+
+static int thresholds(const char *s, unsigned *v, unsigned *n, char *err)
+{
+	return config_parse_thresholds((const uint8_t *)s, strlen(s), v, n, err, CONFIG_ERROR_MAX);
+}
+
+TEST(thresholds)
+{
+	unsigned v[CONFIG_THRESHOLDS_MAX] = { 99 }, n = 0;
+	char err[CONFIG_ERROR_MAX];
+	static const char *const bad[] = {
+		"", /* no number */
+		",", /* no number either */
+		"30 14", /* no comma */
+		"30,,14", /* an empty item */
+		"30,14,", /* a trailing comma */
+		"0", /* below 1 */
+		"3651", /* above 3650 */
+		"+3", /* a sign */
+		"14,30", /* ascending */
+		"1,2,3", /* ascending */
+		"5\n", /* not a blank */
+		"-1,x", /* a sign, a word */
+	};
+
+	ASSERT_OK(thresholds("30, 14,7 ,\t3,1", v, &n, err));
+	ASSERT_EQ(n, 5);
+	ASSERT_EQ(v[0], 30);
+	ASSERT_EQ(v[3], 3);
+	ASSERT_EQ(v[4], 1);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		ASSERT_ERR(thresholds(bad[i], v, &n, err), EINVAL);
+	ASSERT_EQ(n, 5); /* untouched by the refusals */
+	ASSERT_ERR(thresholds("17,16,15,14,13,12,11,10,9,8,7,6,5,4,3,2,1", v, &n, err), E2BIG);
+	ASSERT_STREQ(err, "more than 16 values");
+	ASSERT_ERR(thresholds("30,,14", v, &n, err), EINVAL);
+	ASSERT_STREQ(err, "'' is not a number of days from 1 to 3650");
 }
 
 static void write_file(const char *path, const char *text, size_t n)
@@ -189,13 +276,13 @@ TEST(load)
 	snprintf(path, sizeof(path), "%s/keyctl.conf", dir);
 
 	/* Missing: defaults when allowed (the default path), an error when named. */
-	ASSERT_OK(config_load(path, true, &c, err, sizeof(err)));
+	ASSERT_OK(config_load(path, CONFIG_MISSING_OK, &c, err, sizeof(err)));
 	ASSERT_EQ(c.max_clients, 64);
-	ASSERT_ERR(config_load(path, false, &c, err, sizeof(err)), ENOENT);
+	ASSERT_ERR(config_load(path, 0, &c, err, sizeof(err)), ENOENT);
 	ASSERT_TRUE(strstr(err, "No such file or directory"));
 
 	write_file(path, "[daemon]\nmax-clients = 5\n", 25);
-	ASSERT_OK(config_load(path, false, &c, err, sizeof(err)));
+	ASSERT_OK(config_load(path, 0, &c, err, sizeof(err)));
 	ASSERT_EQ(c.max_clients, 5);
 
 	big = malloc(CONFIG_FILE_MAX + 2);
@@ -204,18 +291,18 @@ TEST(load)
 	big[CONFIG_FILE_MAX] = '\n';
 	write_file(path, big, CONFIG_FILE_MAX + 1);
 	free(big);
-	ASSERT_ERR(config_load(path, false, &c, err, sizeof(err)), EFBIG);
+	ASSERT_ERR(config_load(path, 0, &c, err, sizeof(err)), EFBIG);
 	ASSERT_TRUE(strstr(err, "larger than 65536 bytes"));
 
 	/* Unreadable (root reads anything, so only check where permissions apply). */
 	if (geteuid() != 0) {
 		write_file(path, "", 0);
 		chmod(path, 0);
-		ASSERT_ERR(config_load(path, false, &c, err, sizeof(err)), EACCES);
+		ASSERT_ERR(config_load(path, 0, &c, err, sizeof(err)), EACCES);
 	}
 	unlink(path);
 
-	ASSERT_ERR(config_load(dir, false, &c, err, sizeof(err)), EINVAL);
+	ASSERT_ERR(config_load(dir, 0, &c, err, sizeof(err)), EINVAL);
 	ASSERT_TRUE(strstr(err, "not a regular file"));
 	rmdir(dir);
 }
@@ -242,6 +329,8 @@ int main(void)
 	RUN(first_error_wins);
 	RUN(unknown_keys_warn);
 	RUN(hostile_bytes);
+	RUN(lenient);
+	RUN(thresholds);
 	RUN(load);
 	RUN(default_path);
 	return 0;

@@ -2,23 +2,22 @@
 /*
  * keyctl.conf parsing on top of inih. inih splits lines into section/key/value; this file knows
  * which keys exist, checks each value strictly (whole-string numbers in range, no truncation) and
- * reports the first bad one with its line. inih is fed through ini_parse_stream with our own line
- * reader, which is how the line number of a key is known and how overlong lines and NUL bytes
- * are refused instead of silently cut.
+ * reports the first bad one with its line, or with CONFIG_LENIENT every bad one as a warning.
+ * inih is fed through ini_parse_stream with our own line reader, which is how the line number of a
+ * key is known and how overlong lines and NUL bytes are refused instead of silently cut.
+ * Does not: read keyctl.conf for its reader's purposes (keyctld's main.c and keyctl-notify do).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <ini.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "fileio.h"
-#include "log.h"
+#include "util.h"
 
 /* inih needs room for "\r\n\0" beyond the longest line. */
 #define LINE_MAX_CHARS 196
@@ -31,9 +30,26 @@ struct parse_ctx {
 	const char *filename;
 	char *err;
 	size_t errsize;
+	bool lenient;
 	bool failed;
+	char key[sizeof(((struct config_warning *)NULL)->key)]; /* the one being parsed */
 };
 
+static _printf_(3, 4) void add_warning(struct parse_ctx *x, const char *key, const char *fmt, ...)
+{
+	struct config_warning *w;
+	va_list ap;
+
+	if (x->c->n_warnings >= CONFIG_WARNINGS_MAX)
+		return;
+	w = &x->c->warnings[x->c->n_warnings++];
+	strcpy_trunc(w->key, sizeof(w->key), key);
+	va_start(ap, fmt);
+	vsnprintf(w->text, sizeof(w->text), fmt, ap);
+	va_end(ap);
+}
+
+/* Refuses the value being parsed: the whole file, or (lenient) only that value. */
 static _printf_(2, 3) void fail(struct parse_ctx *x, const char *fmt, ...)
 {
 	char msg[CONFIG_ERROR_MAX];
@@ -41,10 +57,14 @@ static _printf_(2, 3) void fail(struct parse_ctx *x, const char *fmt, ...)
 
 	if (x->failed)
 		return;
-	x->failed = true;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (x->lenient) {
+		add_warning(x, x->key, "%s:%u: %s, ignoring", x->filename, x->line, msg);
+		return;
+	}
+	x->failed = true;
 	snprintf(x->err, x->errsize, "%s:%u: %s", x->filename, x->line, msg);
 }
 
@@ -60,8 +80,15 @@ static char *reader(char *str, int num, void *stream)
 		char ch = x->p[x->pos++];
 
 		if (len + 1 >= (size_t)num || len >= LINE_MAX_CHARS) {
+			x->key[0] = 0;
 			fail(x, "line longer than %d characters", LINE_MAX_CHARS);
-			return NULL;
+			if (!x->lenient)
+				return NULL;
+			/* Skipped whole: its tail read as a line of its own could be a key. */
+			while (ch != '\n' && x->pos < x->n)
+				ch = x->p[x->pos++];
+			strcpy(str, "\n");
+			return str;
 		}
 		str[len++] = ch;
 		if (ch == '\n')
@@ -76,7 +103,7 @@ static int parse_uint(const char *v, unsigned min, unsigned max, unsigned *ret)
 	char *end;
 	unsigned long u;
 
-	if (!*v || *v == '-' || *v == '+' || *v == ' ')
+	if (*v < '0' || *v > '9') /* strtoul() would take a sign and leading blanks */
 		return -EINVAL;
 	errno = 0;
 	u = strtoul(v, &end, 10);
@@ -98,52 +125,102 @@ static bool is_fingerprint(const char *s)
 	return true;
 }
 
-static int parse_thresholds(struct parse_ctx *x, const char *v)
+static bool is_blank(uint8_t ch)
 {
-	char buf[LINE_MAX_CHARS + 1], *save = NULL;
-	unsigned n = 0;
+	return ch == ' ' || ch == '\t';
+}
 
-	strcpy_trunc(buf, sizeof(buf), v);
-	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+static int parse_days(const uint8_t *p, size_t n, unsigned *ret)
+{
+	unsigned v = 0;
+
+	if (n == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned)(p[i] - '0');
+		if (v > CONFIG_THRESHOLD_DAYS_MAX)
+			return -EINVAL;
+	}
+	if (v == 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int config_parse_thresholds(const uint8_t *p, size_t n, unsigned ret[CONFIG_THRESHOLDS_MAX],
+                            unsigned *ret_n, char *err, size_t errsize)
+{
+	unsigned v[CONFIG_THRESHOLDS_MAX], k = 0;
+	size_t i = 0;
+
+	while (i < n && (p[i] == ',' || is_blank(p[i])))
+		i++;
+	if (i == n) {
+		snprintf(err, errsize, "at least one number of days is needed");
+		return -EINVAL;
+	}
+	for (i = 0; i <= n;) {
+		size_t end = i, a = i, b;
 		unsigned d;
 
-		if (n >= CONFIG_THRESHOLDS_MAX) {
-			fail(x, "[expiry] thresholds: more than %d values", CONFIG_THRESHOLDS_MAX);
-			return 0;
+		while (end < n && p[end] != ',')
+			end++;
+		while (a < end && is_blank(p[a]))
+			a++;
+		for (b = end; b > a && is_blank(p[b - 1]); b--)
+			;
+		if (k >= CONFIG_THRESHOLDS_MAX) {
+			snprintf(err, errsize, "more than %d values", CONFIG_THRESHOLDS_MAX);
+			return -E2BIG;
 		}
-		if (parse_uint(t, 1, 3650, &d) < 0) {
-			fail(x, "[expiry] thresholds: '%s' is not a number of days from 1 to 3650",
-			     t);
-			return 0;
+		if (parse_days(p + a, b - a, &d) < 0) {
+			snprintf(err, errsize, "'%.*s' is not a number of days from 1 to %u",
+			         (int)(b - a), (const char *)p + a, CONFIG_THRESHOLD_DAYS_MAX);
+			return -EINVAL;
 		}
-		if (n > 0 && d >= x->c->thresholds[n - 1]) {
-			fail(x, "[expiry] thresholds: must be strictly descending (%u after %u)", d,
-			     x->c->thresholds[n - 1]);
-			return 0;
+		if (k > 0 && d >= v[k - 1]) {
+			snprintf(err, errsize, "must be strictly descending (%u after %u)", d,
+			         v[k - 1]);
+			return -EINVAL;
 		}
-		x->c->thresholds[n++] = d;
+		v[k++] = d;
+		i = end + 1;
 	}
-	if (n == 0) {
-		fail(x, "[expiry] thresholds: at least one number of days is needed");
+	memcpy(ret, v, k * sizeof(v[0]));
+	*ret_n = k;
+	return 0;
+}
+
+static int parse_thresholds(struct parse_ctx *x, const char *v)
+{
+	char why[CONFIG_ERROR_MAX];
+
+	if (config_parse_thresholds((const uint8_t *)v, strlen(v), x->c->thresholds,
+	                            &x->c->n_thresholds, why, sizeof(why)) < 0) {
+		fail(x, "[expiry] thresholds: %s", why);
 		return 0;
 	}
-	x->c->n_thresholds = n;
 	return 1;
 }
 
 static int parse_track(struct parse_ctx *x, const char *v)
 {
 	char buf[LINE_MAX_CHARS + 1], *save = NULL;
+	unsigned before = x->c->n_track;
 
 	/* Adds to what earlier `track =` lines named: 32 fingerprints do not fit on one line. */
 	strcpy_trunc(buf, sizeof(buf), v);
 	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
 		if (x->c->n_track >= CONFIG_TRACK_MAX) {
 			fail(x, "[keyring] track: more than %d fingerprints", CONFIG_TRACK_MAX);
+			x->c->n_track = before; /* lenient: the line is ignored whole */
 			return 0;
 		}
 		if (!is_fingerprint(t)) {
 			fail(x, "[keyring] track: '%s' is not a 40 or 64 digit hex fingerprint", t);
+			x->c->n_track = before;
 			return 0;
 		}
 		for (char *q = t; *q; q++)
@@ -186,13 +263,10 @@ static int path_value(struct parse_ctx *x, const char *section, const char *name
 	return 1;
 }
 
-static int handler(void *user, const char *section, const char *name, const char *value)
+/* 1 when the key was taken, 0 when refused (fail() has said why). */
+static int parse_key(struct parse_ctx *x, const char *section, const char *name, const char *value)
 {
-	struct parse_ctx *x = user;
 	struct config *c = x->c;
-
-	if (x->failed)
-		return 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(uint_keys); i++) {
 		const struct uint_key *k = &uint_keys[i];
@@ -210,7 +284,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (streq(section, "daemon") && streq(name, "socket"))
 		return path_value(x, section, name, value, c->socket_path, sizeof(c->socket_path));
 	if (streq(section, "daemon") && streq(name, "log-level")) {
-		int l = log_level_from_string(value);
+		int l = config_log_level_from_string(value);
 
 		if (l < 0) {
 			fail(x,
@@ -241,11 +315,37 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1;
 	}
 
-	if (c->n_warnings < CONFIG_WARNINGS_MAX)
-		snprintf(c->warnings[c->n_warnings++], sizeof(c->warnings[0]),
-		         "%s:%u: unknown key [%s] %s, ignoring", x->filename, x->line, section,
-		         name);
+	add_warning(x, x->key, "%s:%u: unknown key [%s] %s, ignoring", x->filename, x->line,
+	            section, name);
 	return 1;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *x = user;
+	int r;
+
+	if (x->failed)
+		return 0;
+	snprintf(x->key, sizeof(x->key), "%s/%s", section, name);
+	r = parse_key(x, section, name, value);
+	/* Lenient: a refusal is a warning already; 0 would make inih report a syntax error. */
+	return x->lenient ? 1 : r;
+}
+
+int config_log_level_from_string(const char *s)
+{
+	static const char *const names[] = {
+		[LOG_ERR] = "err",   [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+	};
+
+	if (s && streq(s, "error"))
+		return LOG_ERR;
+	for (size_t i = 0; s && i < ELEMENTSOF(names); i++)
+		if (names[i] && streq(names[i], s))
+			return (int)i;
+	return -EINVAL;
 }
 
 void config_init(struct config *c)
@@ -267,8 +367,30 @@ void config_init(struct config *c)
 	c->pin_retries_low = 2;
 }
 
-int config_parse(const uint8_t *p, size_t n, const char *filename, struct config *c, char *err,
-                 size_t errsize)
+/* critical-days above warning-days: refused, or (lenient) both back to their defaults. */
+static int check_levels(struct parse_ctx *x)
+{
+	struct config *c = x->c, defaults;
+
+	if (c->critical_days <= c->warning_days)
+		return 0;
+	if (!x->lenient) {
+		snprintf(x->err, x->errsize,
+		         "%s: [expiry] critical-days (%u) is above warning-days (%u)", x->filename,
+		         c->critical_days, c->warning_days);
+		return -EINVAL;
+	}
+	add_warning(x, "expiry/critical-days",
+	            "%s: [expiry] critical-days (%u) is above warning-days (%u), ignoring both",
+	            x->filename, c->critical_days, c->warning_days);
+	config_init(&defaults);
+	c->warning_days = defaults.warning_days;
+	c->critical_days = defaults.critical_days;
+	return 0;
+}
+
+int config_parse(const uint8_t *p, size_t n, const char *filename, unsigned flags, struct config *c,
+                 char *err, size_t errsize)
 {
 	struct parse_ctx x = {
 		.p = (const char *)p,
@@ -277,7 +399,9 @@ int config_parse(const uint8_t *p, size_t n, const char *filename, struct config
 		.filename = filename,
 		.err = err,
 		.errsize = errsize,
+		.lenient = flags & CONFIG_LENIENT,
 	};
+	unsigned line = 1;
 	int r;
 
 	if (n > CONFIG_FILE_MAX) {
@@ -285,30 +409,28 @@ int config_parse(const uint8_t *p, size_t n, const char *filename, struct config
 		return -EMSGSIZE;
 	}
 	if (memchr(p, 0, n)) {
-		x.line = 1;
 		for (const uint8_t *q = p; *q; q++)
-			x.line += *q == '\n';
-		fail(&x, "NUL byte in configuration");
+			line += *q == '\n';
+		snprintf(err, errsize, "%s:%u: NUL byte in configuration", filename, line);
 		return -EBADMSG;
 	}
 
 	r = ini_parse_stream(reader, &x, handler, &x);
 	if (x.failed)
 		return strstr(err, "longer than") ? -EBADMSG : -EINVAL;
-	if (r != 0) {
+	if (r != 0 && x.lenient)
+		add_warning(&x, "",
+		            "%s:%d: syntax error (expected [section] or key = value), ignoring",
+		            filename, r);
+	else if (r != 0) {
 		snprintf(err, errsize, "%s:%d: syntax error (expected [section] or key = value)",
 		         filename, r);
 		return -EINVAL;
 	}
-	if (c->critical_days > c->warning_days) {
-		snprintf(err, errsize, "%s: [expiry] critical-days (%u) is above warning-days (%u)",
-		         filename, c->critical_days, c->warning_days);
-		return -EINVAL;
-	}
-	return 0;
+	return check_levels(&x);
 }
 
-int config_load(const char *path, bool missing_ok, struct config *ret, char *err, size_t errsize)
+int config_load(const char *path, unsigned flags, struct config *ret, char *err, size_t errsize)
 {
 	_cleanup_(freep) uint8_t *buf = NULL;
 	size_t n;
@@ -316,7 +438,7 @@ int config_load(const char *path, bool missing_ok, struct config *ret, char *err
 
 	config_init(ret);
 	r = file_read_bounded(path, CONFIG_FILE_MAX, &buf, &n);
-	if (r == -ENOENT && missing_ok)
+	if (r == -ENOENT && (flags & CONFIG_MISSING_OK))
 		return 0;
 	if (r == -EINVAL)
 		snprintf(err, errsize, "%s: not a regular file", path);
@@ -326,7 +448,7 @@ int config_load(const char *path, bool missing_ok, struct config *ret, char *err
 		snprintf(err, errsize, "%s: %s", path, strerror(-r));
 	if (r < 0)
 		return r;
-	return config_parse(buf, n, path, ret, err, errsize);
+	return config_parse(buf, n, path, flags & CONFIG_LENIENT, ret, err, errsize);
 }
 
 int config_default_path(char *buf, size_t size)

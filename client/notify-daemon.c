@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * keyctl-notify's link to keyctld: connects and calls io.keyctl.Watch, reads its replies into
+ * notify-mirror.c, and outlives the daemon. A daemon whose socket goes away is waited for
+ * (inotify on its socket's directory, daemon-wait.c, after a few retries 1 s to 16 s apart); a
+ * connection that ends or is refused while the socket is there (the daemon full, restarting, or
+ * not answering) is retried with a backoff from 1 s doubling to 60 s, for as long as it takes;
+ * either way it is resynced from Watch's "state" reply.
+ *
+ * Does not: interpret the events (notify-mirror.c) or poll: every wait is a GLib fd watch or a
+ * timer.
+ */
+#include <glib-unix.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "notify-app.h"
+
+/* Socket missing: 1, 2, 4, 8, 16 s; then only its appearance. */
+#define RETRIES_WHILE_WATCHING 5u
+
+static gboolean on_reconnect(gpointer data);
+static gboolean on_socket_event(gint fd, GIOCondition cond, gpointer data);
+
+static void disconnect(struct app *a, bool from_fd_callback)
+{
+	if (a->fd_source && !from_fd_callback)
+		g_source_remove(a->fd_source);
+	a->fd_source = 0;
+	a->client = varlink_client_free(a->client);
+	a->synced = false;
+}
+
+static void stop_waiting(struct app *a)
+{
+	if (a->wait_source)
+		g_source_remove(a->wait_source);
+	a->wait_source = 0;
+	daemon_wait_done(&a->wait);
+}
+
+/* Watches for the daemon's socket to appear; false when that cannot be done here. */
+static bool start_waiting(struct app *a)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (a->wait_source)
+		return true;
+	r = a->socket ? strcpy_bounded(path, sizeof(path), a->socket)
+	              : varlink_client_socket_path(path, sizeof(path));
+	if (r >= 0)
+		r = daemon_wait_arm(&a->wait, path);
+	if (r < 0) {
+		log_msg("Cannot watch for the daemon's socket (%s); retrying up to every %u s",
+		        strerror(-r), a->backoff_max);
+		daemon_wait_done(&a->wait);
+		return false;
+	}
+	a->wait_source = g_unix_fd_add(daemon_wait_fd(&a->wait), G_IO_IN, on_socket_event, a);
+	return true;
+}
+
+/*
+ * The connection ended or could not be made; why: -ENOENT when the socket is missing, else
+ * another -errno. A missing socket's appearing is the news (the daemon, or systemd's socket
+ * unit, creates it when it starts): after a few retries we only wait for it, without polling.
+ * A socket that is there but refuses, closes or ends our Watch (a daemon that is full, busy or
+ * restarting) creates no news, so that is retried with backoff, without end.
+ */
+static void schedule_reconnect(struct app *a, int why)
+{
+	bool watching = start_waiting(a);
+
+	if (a->reconnect_source)
+		return;
+	if (watching && why == -ENOENT && a->retries >= RETRIES_WHILE_WATCHING)
+		return;
+	a->retries++;
+	a->reconnect_source = g_timeout_add_seconds(a->backoff, on_reconnect, a);
+	a->backoff = MIN(a->backoff * 2, a->backoff_max);
+}
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
+{
+	struct app *a = data;
+
+	for (;;) {
+		json_object *params = NULL;
+		_cleanup_(freep) char *error = NULL;
+		struct keyctl_event e;
+		int r;
+
+		r = varlink_client_next(a->client, 0, &params, &error);
+		if (r == -EAGAIN)
+			return G_SOURCE_CONTINUE;
+		if (r < 0 || r == 0 || r == 2) {
+			if (r == 2)
+				log_msg("Watch failed: %s; retrying in %u s",
+				        error ? error : "unknown error", a->backoff);
+			else if (r == 0)
+				log_msg("The daemon ended Watch; reconnecting in %u s", a->backoff);
+			else
+				log_msg("Lost the daemon: %s; reconnecting", strerror(-r));
+			json_object_put(params);
+			disconnect(a, true);
+			schedule_reconnect(a, r < 0 ? r : -ECONNRESET);
+			return G_SOURCE_REMOVE;
+		}
+		r = codec_event_from_json(params, &e);
+		json_object_put(params);
+		if (r < 0) {
+			/* One event we cannot read: skip it rather than lose the connection. */
+			log_msg("Failed to decode a Watch event: %s, ignoring", strerror(-r));
+			continue;
+		}
+		mirror_apply(a, &e);
+		keyctl_event_done(&e);
+		if (!a->client) /* --once may have quit; the loop ends after this callback */
+			return G_SOURCE_REMOVE;
+	}
+}
+
+static int app_connect(struct app *a)
+{
+	int r;
+
+	r = varlink_client_connect(a->socket, &a->client);
+	if (r < 0)
+		return r;
+	r = varlink_client_call_more(a->client, "io.keyctl.Watch", NULL);
+	if (r < 0) {
+		a->client = varlink_client_free(a->client);
+		return r;
+	}
+	a->fd_source = g_unix_fd_add(varlink_client_fd(a->client), G_IO_IN | G_IO_HUP | G_IO_ERR,
+	                             on_readable, a);
+	return 0;
+}
+
+void daemon_link_start(struct app *a)
+{
+	int r = app_connect(a);
+
+	if (r >= 0) {
+		stop_waiting(a);
+		return;
+	}
+	if (r != -ENOENT || a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
+		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a->backoff);
+	else if (a->retries == RETRIES_WHILE_WATCHING)
+		log_msg("Daemon not reachable (%s); waiting for its socket", strerror(-r));
+	schedule_reconnect(a, r);
+}
+
+static gboolean on_reconnect(gpointer data)
+{
+	struct app *a = data;
+
+	a->reconnect_source = 0;
+	daemon_link_start(a);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_socket_event(gint fd, GIOCondition cond, gpointer data)
+{
+	struct app *a = data;
+	int r = daemon_wait_process(&a->wait);
+
+	if (r < 0) {
+		/* The watch broke: fall back to retrying, so we still find the daemon. */
+		log_msg("Watching for the daemon's socket failed: %s", strerror(-r));
+		a->wait_source = 0;
+		daemon_wait_done(&a->wait);
+		a->retries = 0;
+		schedule_reconnect(a, r);
+		return G_SOURCE_REMOVE;
+	}
+	if (r == 1 && !a->client) {
+		/* Appeared: connect now, with a fresh series of retries should it not answer yet.
+		 */
+		if (a->reconnect_source)
+			g_source_remove(a->reconnect_source);
+		a->reconnect_source = 0;
+		a->backoff = 1;
+		a->retries = 0;
+		daemon_link_start(a);
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+void daemon_link_stop(struct app *a)
+{
+	disconnect(a, false);
+	if (a->reconnect_source)
+		g_source_remove(a->reconnect_source);
+	a->reconnect_source = 0;
+	stop_waiting(a);
+}
