@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "codec-internal.h"
+#include "config.h"
 #include "util.h"
 
 /* ---- Finding, DaemonInfo ---- */
@@ -82,7 +83,7 @@ int codec_daemon_info_to_json(const struct daemon_info *d, json_object **ret)
 	return 0;
 }
 
-/* Thresholds are days from 1 to 3650, strictly descending, at most THRESHOLDS_MAX. */
+/* Held to keyctl.conf's rule for thresholds (config_threshold_may_follow). */
 static int dispatch_thresholds(json_object *v, void *field, void *userdata)
 {
 	struct daemon_info *d =
@@ -100,7 +101,7 @@ static int dispatch_thresholds(json_object *v, void *field, void *userdata)
 
 		if (r < 0)
 			return r;
-		if (x < 1 || x > 3650 || (i > 0 && (unsigned)x >= d->thresholds[i - 1]))
+		if (!config_threshold_may_follow(d->thresholds, i, x))
 			return -EBADMSG;
 		d->thresholds[i] = (unsigned)x;
 	}

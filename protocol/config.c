@@ -149,6 +149,13 @@ static int parse_days(const uint8_t *p, size_t n, unsigned *ret)
 	return 0;
 }
 
+bool config_threshold_may_follow(const unsigned *v, size_t k, int64_t d)
+{
+	if (d < 1 || d > CONFIG_THRESHOLD_DAYS_MAX || k >= CONFIG_THRESHOLDS_MAX)
+		return false;
+	return k == 0 || d < (int64_t)v[k - 1];
+}
+
 int config_parse_thresholds(const uint8_t *p, size_t n, unsigned ret[CONFIG_THRESHOLDS_MAX],
                             unsigned *ret_n, char *err, size_t errsize)
 {

@@ -89,6 +89,10 @@ int config_load(const char *path, unsigned flags, struct config *ret, char *err,
 int config_parse_thresholds(const uint8_t *p, size_t n, unsigned ret[CONFIG_THRESHOLDS_MAX],
                             unsigned *ret_n, char *err, size_t errsize);
 
+/* Whether d days may come after the k values in v in a threshold list: the one rule that
+ * keyctl.conf, --thresholds and a daemon's DaemonInfo are held to. */
+bool config_threshold_may_follow(const unsigned *v, size_t k, int64_t d);
+
 /* "err", "warning", "notice", "info", "debug" (and "error"): LOG_ERR..LOG_DEBUG, or -EINVAL. */
 int config_log_level_from_string(const char *s);
 

@@ -111,6 +111,10 @@ static void fill_daemon(struct daemon_info *d)
 	strcpy(d->keyring_error, "gpg: keyblock resource: No such file");
 	d->keyring_refreshed = 1765187000;
 	d->next_deadline = 1766000000;
+	d->n_thresholds = 3;
+	d->thresholds[0] = 30;
+	d->thresholds[1] = 14;
+	d->thresholds[2] = 7;
 }
 
 /* Encode, serialize, parse back: what a client gets off the socket. */
@@ -200,6 +204,15 @@ TEST(roundtrip_finding_daemon)
 	ASSERT_OK(codec_daemon_info_from_json(o, &db));
 	ASSERT_EQ(memcmp(&d, &db, sizeof(d)), 0);
 	json_object_put(o);
+
+	/* Thresholds are held to keyctl.conf's rule: 1..3650 days, strictly descending. */
+	static const char *const bad[] = { "[30, 30]", "[7, 14]", "[0]", "[3651]", "[\"7\"]" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_OK(codec_daemon_info_to_json(&d, &o));
+		json_object_object_add(o, "thresholds", json_tokener_parse(bad[i]));
+		ASSERT_TRUE(codec_daemon_info_from_json(o, &db) < 0);
+		json_object_put(o);
+	}
 }
 
 TEST(roundtrip_status_and_events)
