@@ -27,6 +27,7 @@
 #include "gpg-conf.h"
 #include "gpgme-init.h"
 #include "keyring-list.h"
+#include "keyring-owned.h"
 
 /* The one place gpgme's codes become errno values. */
 static int map_error(gpgme_error_t e)
@@ -387,24 +388,19 @@ static bool home_has_secret_files(const char *home)
 	return found;
 }
 
-static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *track, size_t n_track,
-                       struct key **ret_keys, size_t *ret_n, char *err, size_t errsize)
+/* gpg -K over the whole keyring into l: which keys have a secret part, and where. */
+static int list_secret_all(gpgme_ctx_t ctx, const char *home, struct listing *l,
+                           struct status_watch *sw, char *err, size_t errsize)
 {
-	_cleanup_(listing_done) struct listing l = {};
-	struct status_watch sw = {};
-	_cleanup_(freep) const char **patterns = NULL;
-	struct key *keys = NULL;
-	size_t n_keys = 0, n_patterns = 0;
 	gpgme_error_t e;
 	gpgme_key_t k;
 	int r;
 
-	gpgme_set_status_cb(ctx, on_status, &sw);
 	e = gpgme_op_keylist_start(ctx, NULL, 1);
 	if (e)
 		return fail(e, err, errsize, "Failed to list secret keys", home);
 	while (!(e = gpgme_op_keylist_next(ctx, &k))) {
-		r = collect_secret(&l, k);
+		r = collect_secret(l, k);
 		gpgme_key_unref(k);
 		if (r < 0) {
 			(void)gpgme_op_keylist_end(ctx);
@@ -414,32 +410,57 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *tra
 	}
 	if (gpgme_err_code(e) != GPG_ERR_EOF)
 		return fail(e, err, errsize, "Failed to list secret keys", home);
-	if (sw.error)
-		return fail(sw.error, err, errsize, "gpg failed listing secret keys", home);
-	if (l.n_primaries == 0 && home_has_secret_files(home)) {
+	if (sw->error)
+		return fail(sw->error, err, errsize, "gpg failed listing secret keys", home);
+	if (l->n_primaries == 0 && home_has_secret_files(home)) {
 		snprintf(err, errsize,
 		         "gpg listed no secret keys although %s/private-keys-v1.d has "
 		         "some: is gpg-agent reachable?",
 		         home);
 		return -EHOSTDOWN;
 	}
+	return 0;
+}
 
-	patterns = calloc(l.n_primaries + n_track + 1, sizeof(*patterns));
+/* The fingerprints to list: owned (n_owned of them) and then the tracked ones not among them.
+ * *ret is malloc'd; its strings point into owned and track. */
+static int build_patterns(const char (*owned)[FPR_HEX_MAX], size_t n_owned,
+                          const char *const *track, size_t n_track, const char ***ret,
+                          size_t *ret_n)
+{
+	const char **patterns = calloc(n_owned + n_track + 1, sizeof(*patterns));
+	size_t n = 0;
+
 	if (!patterns)
 		return -ENOMEM;
-	for (size_t i = 0; i < l.n_primaries; i++)
-		patterns[n_patterns++] = l.primaries[i];
-	for (size_t i = 0; i < n_track; i++)
-		if (hex_fpr_ok(track[i]) && !is_primary_with_secret(&l, track[i]))
-			patterns[n_patterns++] = track[i];
-	/* No pattern would mean "every key": there is simply nothing to list. */
-	if (n_patterns == 0) {
-		*ret_keys = NULL;
-		*ret_n = 0;
-		return 0;
-	}
+	for (size_t i = 0; i < n_owned; i++)
+		patterns[n++] = owned[i];
+	for (size_t i = 0; i < n_track; i++) {
+		bool dup = false;
 
-	keys = calloc(n_patterns, sizeof(*keys));
+		for (size_t j = 0; j < n_owned && !dup; j++)
+			dup = strcasecmp(owned[j], track[i]) == 0;
+		if (hex_fpr_ok(track[i]) && !dup)
+			patterns[n++] = track[i];
+	}
+	*ret = patterns;
+	*ret_n = n;
+	return 0;
+}
+
+/* The keys named by patterns (never empty: no pattern would mean every key). With collect, the
+ * listing runs in --with-secret mode and fills l as it goes (the short way: no -K before it). */
+static int list_named(gpgme_ctx_t ctx, const char *home, const char **patterns, size_t n_patterns,
+                      struct listing *l, bool collect, const struct status_watch *sw,
+                      const char *const *track, size_t n_track, struct key **ret_keys,
+                      size_t *ret_n, char *err, size_t errsize)
+{
+	struct key *keys = calloc(n_patterns, sizeof(*keys));
+	size_t n_keys = 0;
+	gpgme_error_t e;
+	gpgme_key_t k;
+	int r = 0;
+
 	if (!keys)
 		return -ENOMEM;
 	e = gpgme_op_keylist_ext_start(ctx, patterns, 0, 0);
@@ -447,24 +468,27 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *tra
 		free(keys);
 		return fail(e, err, errsize, "Failed to list public keys", home);
 	}
-	while (!(e = gpgme_op_keylist_next(ctx, &k))) {
+	while (r >= 0 && !(e = gpgme_op_keylist_next(ctx, &k))) {
 		/* A pattern can match twice only if pubring holds a duplicate; never overflow. */
-		if (n_keys < n_patterns) {
-			r = map_key(k, &l, track, n_track, &keys[n_keys]);
-			if (r == -ENOMEM) {
-				gpgme_key_unref(k);
-				(void)gpgme_op_keylist_end(ctx);
-				keyring_keys_free(keys, n_keys);
-				return r;
-			}
+		if (collect && k->secret)
+			r = collect_secret(l, k);
+		if (r >= 0 && n_keys < n_patterns) {
+			r = map_key(k, l, track, n_track, &keys[n_keys]);
 			if (r >= 0)
 				n_keys++;
+			else if (r != -ENOMEM)
+				r = 0; /* that key is rejected, the rest stands */
 		}
 		gpgme_key_unref(k);
 	}
-	if (gpgme_err_code(e) != GPG_ERR_EOF || sw.error) {
+	if (r < 0) {
+		(void)gpgme_op_keylist_end(ctx);
 		keyring_keys_free(keys, n_keys);
-		return fail(e ? e : sw.error, err, errsize, "Failed to list public keys", home);
+		return r;
+	}
+	if (gpgme_err_code(e) != GPG_ERR_EOF || sw->error) {
+		keyring_keys_free(keys, n_keys);
+		return fail(e ? e : sw->error, err, errsize, "Failed to list public keys", home);
 	}
 	if (n_keys == 0) {
 		free(keys);
@@ -475,9 +499,72 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, const char *const *tra
 	return 0;
 }
 
-int keyring_list_cancellable(const char *home, const char *gpg_path, const char *const *track,
-                             size_t n_track, struct keyring_cancel *cancel, struct key **ret_keys,
-                             size_t *ret_n, char *err, size_t errsize)
+/* Remembers what this full listing learnt into o (grips already read before it ran): too many
+ * owned keys leave o invalid, and the next listing takes the full way again. */
+static void owned_remember(struct keyring_owned *o, const struct listing *l)
+{
+	o->valid = l->n_primaries <= KEYRING_OWNED_MAX;
+	o->n_fprs = 0;
+	for (size_t i = 0; o->valid && i < l->n_primaries; i++) {
+		char *f = o->fprs[o->n_fprs++];
+
+		strcpy_trunc(f, FPR_HEX_MAX, l->primaries[i]);
+		for (; *f; f++)
+			*f = (char)toupper((unsigned char)*f);
+	}
+}
+
+static int list_locked(gpgme_ctx_t ctx, const char *home, struct keyring_owned *owned, bool fast,
+                       const char *const *track, size_t n_track, struct key **ret_keys,
+                       size_t *ret_n, char *err, size_t errsize)
+{
+	_cleanup_(listing_done) struct listing l = {};
+	struct status_watch sw = {};
+	_cleanup_(freep) const char **patterns = NULL;
+	size_t n_patterns = 0;
+	int r;
+
+	gpgme_set_status_cb(ctx, on_status, &sw);
+	if (fast) {
+		if (gpgme_set_keylist_mode(ctx, gpgme_get_keylist_mode(ctx) |
+		                                        GPGME_KEYLIST_MODE_WITH_SECRET))
+			return -EINVAL;
+		r = build_patterns((const char(*)[FPR_HEX_MAX])owned->fprs, owned->n_fprs, track,
+		                   n_track, &patterns, &n_patterns);
+	} else {
+		r = list_secret_all(ctx, home, &l, &sw, err, errsize);
+		if (r >= 0)
+			r = build_patterns((const char(*)[FPR_HEX_MAX])l.primaries, l.n_primaries,
+			                   track, n_track, &patterns, &n_patterns);
+		if (r >= 0 && owned)
+			owned_remember(owned, &l);
+	}
+	if (r < 0)
+		return r;
+	if (n_patterns == 0) {
+		*ret_keys = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	r = list_named(ctx, home, patterns, n_patterns, &l, fast, &sw, track, n_track, ret_keys,
+	               ret_n, err, errsize);
+	/* As in list_secret_all(): without gpg-agent, --with-secret shows no secret at all. */
+	if (r >= 0 && fast && l.n_primaries == 0 && owned->n_fprs > 0 &&
+	    home_has_secret_files(home)) {
+		keyring_keys_free(*ret_keys, *ret_n);
+		snprintf(err, errsize,
+		         "gpg saw none of the secret keys in %s/private-keys-v1.d: is "
+		         "gpg-agent reachable?",
+		         home);
+		return -EHOSTDOWN;
+	}
+	return r;
+}
+
+/* Checks home and gpg and makes a gpgme context for listing; the checks say what a bare gpgme
+ * error would hide. */
+static int ctx_setup(const char *home, const char *gpg_path, gpgme_ctx_t *ret, char *err,
+                     size_t errsize)
 {
 	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
 	gpgme_error_t e;
@@ -498,8 +585,6 @@ int keyring_list_cancellable(const char *home, const char *gpg_path, const char 
 			snprintf(err, errsize, "GnuPG home %s is not a directory", home);
 			return -ENOTDIR;
 		}
-	}
-	if (home) {
 		r = check_keybox(home, err, errsize);
 		if (r < 0)
 			return r;
@@ -539,11 +624,84 @@ int keyring_list_cancellable(const char *home, const char *gpg_path, const char 
 	(void)gpgme_set_ctx_flag(ctx, "trust-model", "always");
 	/* Hands every status line, ERROR included, to on_status(). */
 	(void)gpgme_set_ctx_flag(ctx, "full-status", "1");
+	*ret = TAKE_PTR(ctx);
+	return 0;
+}
 
+/* A keygrip in private-keys-v1.d that no listed key owns (and no ssh key of sshcontrol): a
+ * secret whose public key is missing. Importing that public key later makes a key the user's own
+ * without any keygrip changing, which the short way cannot see; such a home always lists fully. */
+static bool owned_has_orphans(const char *home, const struct keyring_owned *o,
+                              const struct key *keys, size_t n)
+{
+	char path[PATH_MAX];
+	_cleanup_(freep) uint8_t *sshcontrol = NULL;
+	size_t n_ssh = 0;
+
+	if (snprintf(path, sizeof(path), "%s/sshcontrol", home) < (int)sizeof(path))
+		(void)file_read_bounded(path, 256u * 1024u, &sshcontrol, &n_ssh);
+	for (size_t g = 0; g < o->n_grips; g++) {
+		bool found = sshcontrol && strcasestr((const char *)sshcontrol, o->grips[g]);
+
+		for (size_t i = 0; i < n && !found; i++)
+			for (size_t j = 0; j < keys[i].n_subkeys && !found; j++)
+				found = strcasecmp(keys[i].subkeys[j].keygrip, o->grips[g]) == 0;
+		if (!found)
+			return true;
+	}
+	return false;
+}
+
+int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
+                       size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
+                       bool full, bool *ret_fast, struct key **ret_keys, size_t *ret_n, char *err,
+                       size_t errsize)
+{
+	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
+	_cleanup_(freep) struct keyring_owned *now = NULL;
+	bool fast = false;
+	int r;
+
+	r = ctx_setup(home, gpg_path, &ctx, err, errsize);
+	if (r < 0)
+		return r;
+	/* The keygrips are read before gpg runs: a secret key added while it runs makes the next
+	 * listing a full one, never a short one that misses it. */
+	if (owned && home) {
+		now = calloc(1, sizeof(*now));
+		if (!now)
+			return -ENOMEM;
+		if (keyring_grips_read(home, now) < 0)
+			now->n_grips = SIZE_MAX; /* unknown: equal to nothing */
+		fast = !full && owned->valid && streq(owned->home, home) &&
+		       now->n_grips != SIZE_MAX && keyring_grips_equal(owned, now);
+		if (!fast) {
+			owned->valid = false;
+			if (now->n_grips != SIZE_MAX) {
+				memcpy(owned->grips, now->grips, sizeof(now->grips));
+				owned->n_grips = now->n_grips;
+				strcpy_trunc(owned->home, sizeof(owned->home), home);
+			}
+		}
+	}
 	cancel_slot_set(cancel, ctx);
-	r = list_locked(ctx, home, track, n_track, ret_keys, ret_n, err, errsize);
+	r = list_locked(ctx, home, now && (fast || now->n_grips != SIZE_MAX) ? owned : NULL, fast,
+	                track, n_track, ret_keys, ret_n, err, errsize);
 	cancel_slot_set(cancel, NULL);
+	if (r >= 0 && !fast && owned && owned->valid &&
+	    owned_has_orphans(home, owned, *ret_keys, *ret_n))
+		owned->valid = false;
+	if (ret_fast)
+		*ret_fast = fast;
 	return r;
+}
+
+int keyring_list_cancellable(const char *home, const char *gpg_path, const char *const *track,
+                             size_t n_track, struct keyring_cancel *cancel, struct key **ret_keys,
+                             size_t *ret_n, char *err, size_t errsize)
+{
+	return keyring_list_owned(home, gpg_path, track, n_track, cancel, NULL, true, NULL,
+	                          ret_keys, ret_n, err, errsize);
 }
 
 int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *const *track,

@@ -46,6 +46,18 @@ void keyring_cancel(struct keyring_cancel *c);
 int keyring_list_cancellable(const char *gnupghome, const char *gpg_path, const char *const *track,
                              size_t n_track, struct keyring_cancel *cancel, struct key **ret_keys,
                              size_t *ret_n, char *err, size_t errsize);
+/*
+ * keyring_list_cancellable() the short way when it can: owned (in/out, NULL: always the full way)
+ * holds what the last full listing learnt (keyring-owned.h). While private-keys-v1.d holds the
+ * same keygrips and full is false, gpg lists just the owned and tracked fingerprints, with their
+ * secret parts, in one run; otherwise the whole-keyring secret listing runs and owned is
+ * rewritten. *ret_fast (may be NULL) says which way it went.
+ */
+struct keyring_owned;
+int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
+                       size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
+                       bool full, bool *ret_fast, struct key **ret_keys, size_t *ret_n, char *err,
+                       size_t errsize);
 /* The same with another gpg binary (tests); gpg_path NULL is gpgme's default. */
 int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *const *track,
                       size_t n_track, struct key **ret_keys, size_t *ret_n, char *err,

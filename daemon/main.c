@@ -447,7 +447,7 @@ static struct server_config server_config_of(const struct config *c)
 	};
 }
 
-static int reload(struct daemon *d, char *reason, size_t reason_size)
+static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 {
 	struct config fresh;
 	int r;
@@ -485,7 +485,8 @@ static int reload(struct daemon *d, char *reason, size_t reason_size)
 		r = keyring_watch_set_track(d->keyring, track, d->cfg.n_track);
 		if (r < 0)
 			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
-		(void)keyring_watch_refresh(d->keyring);
+		(void)(full ? keyring_watch_refresh_full(d->keyring)
+		            : keyring_watch_refresh(d->keyring));
 	}
 	if (d->pcsc)
 		(void)pcsc_watch_rescan(d->pcsc);
@@ -496,16 +497,16 @@ static int reload(struct daemon *d, char *reason, size_t reason_size)
 	return 0;
 }
 
-static int on_reload_request(void *userdata, char *reason, size_t reason_size)
+static int on_reload_request(void *userdata, bool full, char *reason, size_t reason_size)
 {
-	return reload(userdata, reason, reason_size);
+	return reload(userdata, full, reason, reason_size);
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	char reason[ERROR_TEXT_MAX];
 
-	(void)reload(userdata, reason, sizeof(reason));
+	(void)reload(userdata, false, reason, sizeof(reason));
 	return 0;
 }
 
@@ -614,6 +615,12 @@ static int daemon_start(struct daemon *d)
 		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
 		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
 		start_done(d, START_KEYRING);
+	} else if (d->state) {
+		char owned[PATH_MAX];
+
+		/* Lets a restart list just the user's own keys (keyring-owned.h). */
+		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
+			(void)keyring_watch_set_owned_path(d->keyring, owned);
 	}
 
 	r = pcsc_watch_new(d->event, d->model,

@@ -52,6 +52,9 @@ struct model {
 
 	model_derive_fn derive;
 	void *derive_userdata;
+
+	/* Moves with every call that may change what a client reads (model_generation()). */
+	uint64_t generation;
 };
 
 static const char *const event_names[MODEL_EVENT_MAX] = {
@@ -128,12 +131,18 @@ void model_unsubscribe(struct model *m, model_event_fn fn, void *userdata)
 	}
 }
 
+uint64_t model_generation(const struct model *m)
+{
+	return m->generation;
+}
+
 static void emit(struct model *m, const struct model_event *ev)
 {
 	/* Copy: a subscriber may unsubscribe itself from inside its callback. */
 	struct subscriber subs[SUBSCRIBERS_MAX];
 	size_t n = m->n_subscribers;
 
+	m->generation++;
 	memcpy(subs, m->subscribers, n * sizeof(struct subscriber));
 	for (size_t i = 0; i < n; i++)
 		subs[i].fn(m, ev, subs[i].userdata);
@@ -363,6 +372,8 @@ int model_sighting_put(struct model *m, enum sighting_source src, const char *ha
 	char card_serial[SERIAL_MAX] = "";
 	int r;
 
+	m->generation++;
+
 	if (i < 0) {
 		if (m->n_sightings >= SIGHTINGS_MAX)
 			return -ENOSPC;
@@ -393,6 +404,8 @@ int model_sighting_remove(struct model *m, enum sighting_source src, const char 
 	ssize_t i = sighting_index(m, src, handle);
 	int r;
 
+	m->generation++;
+
 	if (i < 0)
 		return -ENOENT;
 	memmove(&m->sightings[i], &m->sightings[i + 1],
@@ -408,6 +421,8 @@ int model_token_put(struct model *m, const struct token *t)
 {
 	ssize_t i = token_index(m, t->id);
 	int r;
+
+	m->generation++;
 
 	if (i >= 0) {
 		if (memcmp(&m->tokens[i], t, sizeof(*t)) == 0)
@@ -430,6 +445,8 @@ int model_token_remove(struct model *m, const char *id)
 {
 	ssize_t i = token_index(m, id);
 	struct token last;
+
+	m->generation++;
 
 	if (i < 0)
 		return -ENOENT;
@@ -457,6 +474,8 @@ size_t model_keys_mutable(struct model *m, struct key **ret)
 int model_keys_replace(struct model *m, struct key *keys, size_t n)
 {
 	struct key *copy = NULL;
+
+	m->generation++;
 
 	if (n > KEYS_MAX) {
 		for (size_t i = 0; i < n; i++)
@@ -550,6 +569,8 @@ int model_findings_replace(struct model *m, const struct finding *f, size_t n)
 {
 	struct finding *copy = NULL;
 
+	m->generation++;
+
 	if (n > FINDINGS_MAX)
 		return -E2BIG;
 	if (n > 0) {
@@ -633,6 +654,8 @@ void model_set_deriver(struct model *m, model_derive_fn fn, void *userdata)
 int model_update(struct model *m)
 {
 	int r = 0, q;
+
+	m->generation++;
 
 	if (m->derive)
 		r = m->derive(m, m->derive_userdata);

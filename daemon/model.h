@@ -56,6 +56,10 @@ static inline void model_freep(struct model **m)
 
 const char *model_event_type_to_string(enum model_event_type t);
 
+/* A number that moves whenever what a client reads may have changed (any event, any put or
+ * update), so that an answer built once can be sent again while it stays the same. */
+uint64_t model_generation(const struct model *m);
+
 /* One subscriber list; events are delivered synchronously, in order. */
 int model_subscribe(struct model *m, model_event_fn fn, void *userdata);
 void model_unsubscribe(struct model *m, model_event_fn fn, void *userdata);

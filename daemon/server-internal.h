@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "model.h"
+#include "server-cache.h"
 #include "server.h"
 #include "varlink.h"
 
@@ -64,6 +65,7 @@ struct server {
 	bool subscribed;
 	bool held; /* io.keyctl calls wait for server_release() */
 	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */
+	struct server_cache cache;
 };
 
 /* server.c: the output side, for the methods. Each returns 0 or -errno (the client is then

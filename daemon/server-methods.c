@@ -69,60 +69,69 @@ static int reply_json(struct client *c, const struct varlink_call *call, int r, 
 	return client_reply(c, params, false);
 }
 
+/* The read methods answer from the reply cache (server-cache.h). */
+static int reply_cached(struct client *c, const struct varlink_call *call, enum server_reply kind)
+{
+	const char *msg;
+	size_t n;
+	int r;
+
+	if (call->oneway)
+		return 0;
+	r = server_cache_get(&c->server->cache, c->server->model, kind, &msg, &n);
+	if (r < 0)
+		return r;
+	return client_send(c, msg, n);
+}
+
 static int method_get_status(struct client *c, const struct varlink_call *call)
 {
-	const struct model *m = c->server->model;
-	const struct token *t;
-	const struct key *k;
-	const struct finding *f;
-	size_t nt = model_tokens(m, &t), nk = model_keys(m, &k), nf = model_findings(m, &f);
-	json_object *p = NULL;
-	int r = codec_status_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
-
-	return reply_json(c, call, r, p);
+	return reply_cached(c, call, SERVER_REPLY_STATUS);
 }
 
 static int method_get_tokens(struct client *c, const struct varlink_call *call)
 {
-	const struct token *t;
-	size_t n = model_tokens(c->server->model, &t);
-	json_object *p = NULL;
-	int r = codec_tokens_to_json(t, n, &p);
-
-	return reply_json(c, call, r, p);
+	return reply_cached(c, call, SERVER_REPLY_TOKENS);
 }
 
 static int method_get_keys(struct client *c, const struct varlink_call *call)
 {
-	const struct key *k;
-	size_t n = model_keys(c->server->model, &k);
-	json_object *p = NULL;
-	int r = codec_keys_to_json(k, n, &p);
-
-	return reply_json(c, call, r, p);
+	return reply_cached(c, call, SERVER_REPLY_KEYS);
 }
 
 static int method_get_findings(struct client *c, const struct varlink_call *call)
 {
-	const struct finding *f;
-	size_t n = model_findings(c->server->model, &f);
-	json_object *p = NULL;
-	int r = codec_findings_to_json(f, n, &p);
-
-	return reply_json(c, call, r, p);
+	return reply_cached(c, call, SERVER_REPLY_FINDINGS);
 }
+
+struct reload_param {
+	bool full;
+};
+
+static const struct varlink_field reload_param_table[] = {
+	{ "full", VARLINK_BOOL, VARLINK_NULLABLE, offsetof(struct reload_param, full), sizeof(bool),
+	  NULL },
+	{},
+};
 
 static int method_reload(struct client *c, const struct varlink_call *call)
 {
 	struct server *srv = c->server;
 	char reason[ERROR_TEXT_MAX] = "";
+	struct reload_param rp = {};
+	const char *bad = NULL;
 	int r;
 
+	if (call->parameters &&
+	    varlink_dispatch(call->parameters, reload_param_table, 0, &rp, NULL, &bad) < 0)
+		return call->oneway ? 0
+		                    : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
+		                                   bad ? bad : "full");
 	if (!srv->reload)
 		return call->oneway ? 0
 		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
 		                                   "reloading is not supported by this daemon");
-	r = srv->reload(srv->reload_userdata, reason, sizeof(reason));
+	r = srv->reload(srv->reload_userdata, rp.full, reason, sizeof(reason));
 	/* The handler may have changed the model, and the fan-out may have dropped clients; this
 	 * one is not watching (a watching connection takes no further calls), so it is alive. */
 	if (call->oneway)
@@ -231,7 +240,7 @@ static const struct method methods[] = {
 	{ "io.keyctl.GetTokens", method_get_tokens, false, true },
 	{ "io.keyctl.GetKeys", method_get_keys, false, true },
 	{ "io.keyctl.GetFindings", method_get_findings, false, true },
-	{ "io.keyctl.Reload", method_reload, false, true },
+	{ "io.keyctl.Reload", method_reload, true, true },
 	{ "io.keyctl.Watch", method_watch, false, true },
 	{ "org.varlink.service.GetInfo", method_get_info, false, false },
 	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true,

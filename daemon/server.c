@@ -634,6 +634,7 @@ struct server *server_free(struct server *s)
 		close(s->listen_fd);
 	if (s->own_socket)
 		(void)unlink(s->path);
+	server_cache_done(&s->cache);
 	sd_event_unref(s->event);
 	free(s);
 	return NULL;

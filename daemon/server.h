@@ -33,7 +33,8 @@ struct server_config {
 };
 
 /* Returns 0 and the reason "" on success; -errno and a reason for the client on failure. */
-typedef int (*server_reload_fn)(void *userdata, char *reason, size_t reason_size);
+/* full: Reload(full: true), every secret key listed again (see keyring_watch_refresh_full). */
+typedef int (*server_reload_fn)(void *userdata, bool full, char *reason, size_t reason_size);
 
 struct server;
 

@@ -40,6 +40,10 @@ struct job {
 	char track[KEYRING_TRACK_MAX][FPR_HEX_MAX]; /* a copy: an orphaned job outlives the watch */
 	size_t n_track;
 	int efd;
+	/* In: what the watch knew (load: read the file first). Out: what this listing learnt. */
+	struct keyring_owned owned;
+	bool full, load_owned;
+	char owned_path[PATH_MAX];
 	struct keyring_result res;
 	bool timed_out;
 	bool finished, orphaned; /* under cancel.lock */
@@ -70,6 +74,10 @@ struct keyring_watch {
 	uint64_t backoff;
 	unsigned retries; /* since the last success, or the last refresh something asked for */
 	uint64_t timeout;
+	struct keyring_owned owned;
+	bool owned_known; /* owned holds a listing's outcome (else: the file, if any, at first) */
+	bool full_next;
+	char owned_path[PATH_MAX]; /* "" when no file keeps owned across restarts */
 };
 
 static void job_free(struct job *j)
@@ -93,10 +101,18 @@ static void *job_run(void *arg)
 
 	for (size_t i = 0; i < j->n_track; i++)
 		track[i] = j->track[i];
-	j->res.error = keyring_list_cancellable(
+	if (j->load_owned && !isempty(j->owned_path))
+		(void)keyring_owned_load(j->owned_path, &j->owned);
+	j->res.error = keyring_list_owned(
 	        j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path, track,
-	        j->n_track, &j->cancel, &j->res.keys, &j->res.n_keys, j->res.reason,
-	        sizeof(j->res.reason));
+	        j->n_track, &j->cancel, &j->owned, j->full, &j->res.fast, &j->res.keys,
+	        &j->res.n_keys, j->res.reason, sizeof(j->res.reason));
+	/* Kept on this thread: the loop never waits for the disk. A stale file is removed, so a
+	 * restart cannot take the short way on what a full listing no longer holds. */
+	if (j->res.error >= 0 && !j->res.fast && !isempty(j->owned_path)) {
+		if (!j->owned.valid || keyring_owned_save(j->owned_path, &j->owned) < 0)
+			(void)unlink(j->owned_path);
+	}
 	if (j->res.error >= 0 && j->has_home) {
 		int r = keyring_default_key(j->home, j->res.default_key,
 		                            sizeof(j->res.default_key));
@@ -324,6 +340,8 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	pthread_join(w->thread, NULL);
 	w->job = NULL;
 	disarm(w->watchdog);
+	memcpy(&w->owned, &j->owned, sizeof(w->owned));
+	w->owned_known = true;
 
 	if (j->res.error < 0 && w->retries < KEYRING_RETRY_ATTEMPTS) {
 		w->retries++;
@@ -374,6 +392,11 @@ static int refresh(struct keyring_watch *w)
 	if (w->n_track > 0)
 		memcpy(j->track, w->track, w->n_track * sizeof(*w->track));
 	j->n_track = w->n_track;
+	memcpy(&j->owned, &w->owned, sizeof(j->owned));
+	j->load_owned = !w->owned_known;
+	j->full = w->full_next;
+	w->full_next = false;
+	memcpy(j->owned_path, w->owned_path, sizeof(j->owned_path));
 	j->efd = fcntl(w->efd, F_DUPFD_CLOEXEC, 3);
 	if (j->efd < 0)
 		return -errno;
@@ -465,6 +488,17 @@ int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, s
 	w->track = t;
 	w->n_track = n_track;
 	return 0;
+}
+
+int keyring_watch_refresh_full(struct keyring_watch *w)
+{
+	w->full_next = true;
+	return keyring_watch_refresh(w);
+}
+
+int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path)
+{
+	return strcpy_bounded(w->owned_path, sizeof(w->owned_path), path ? path : "");
 }
 
 int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path)

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "keyring-list.h"
+#include "keyring-owned.h"
 
 #define KEYRING_DEBOUNCE_USEC (200u * 1000u)
 #define KEYRING_RETRY_MIN_USEC (1000u * 1000u)
@@ -26,6 +27,7 @@ struct keyring_result {
 	struct key *keys;
 	size_t n_keys;
 	char default_key[KEYRING_DEFAULT_KEY_MAX]; /* "" when gpg.conf names none */
+	bool fast; /* the short way: just the owned and tracked keys (keyring_list_owned) */
 };
 
 struct keyring_watch;
@@ -47,8 +49,13 @@ static inline void keyring_watch_freep(struct keyring_watch **w)
 	if (*w)
 		keyring_watch_free(*w);
 }
-/* Refreshes now (or right after the running listing). */
+/* Refreshes now (or right after the running listing), the short way when it can. */
 int keyring_watch_refresh(struct keyring_watch *w);
+/* The same, listing every secret key again (Reload(full: true)). */
+int keyring_watch_refresh_full(struct keyring_watch *w);
+/* Where the owned keys (keyring-owned.h) are kept across restarts; "" or NULL: nowhere. Apply
+ * before the loop runs. */
+int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path);
 /* Replaces the tracked fingerprints (configuration reload); takes effect with the next listing. */
 int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track);
 /* For tests: another gpg binary, another listing timeout. Apply before the loop runs. */

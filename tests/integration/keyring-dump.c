@@ -11,10 +11,15 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
+#include <errno.h>
+#include <unistd.h>
+
+#include "keyring-owned.h"
 #include "watch-keyring.h"
 
 static unsigned arg_watch;
-static const char *arg_gpg;
+static const char *arg_gpg, *arg_owned;
+static bool arg_full;
 static double arg_timeout;
 static unsigned results;
 static int last_error;
@@ -75,12 +80,36 @@ static void on_result(struct keyring_watch *w, struct keyring_result *res, void 
 		sd_event_exit(e, 0);
 }
 
+/* keyring_list_owned() with the owned keys kept in arg_owned between runs, as the watch keeps
+ * them in the state directory; prints which way it went. */
+static int list_owned(const char *home, const char *const *track, size_t n_track, struct key **keys,
+                      size_t *n, char *err, size_t errsize)
+{
+	_cleanup_(freep) struct keyring_owned *o = calloc(1, sizeof(*o));
+	bool fast = false;
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	(void)keyring_owned_load(arg_owned, o);
+	r = keyring_list_owned(home, arg_gpg, track, n_track, NULL, o, arg_full, &fast, keys, n,
+	                       err, errsize);
+	if (r < 0)
+		return r;
+	if (!fast && (!o->valid || keyring_owned_save(arg_owned, o) < 0))
+		(void)unlink(arg_owned);
+	printf("way %s cache=%s\n", fast ? "fast" : "full", o->valid ? "valid" : "none");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "watch", required_argument, NULL, 'w' },
 		{ "gpg", required_argument, NULL, 'g' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "owned", required_argument, NULL, 'o' },
+		{ "full", no_argument, NULL, 'f' },
 		{},
 	};
 	char err[ERROR_TEXT_MAX] = "";
@@ -99,11 +128,19 @@ int main(int argc, char **argv)
 		case 't':
 			arg_timeout = atof(optarg);
 			break;
+		case 'o':
+			arg_owned = optarg;
+			break;
+		case 'f':
+			arg_full = true;
+			break;
 		default:
 			return 2;
 		}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: keyring-dump [--watch N] [--gpg PATH] HOME [TRACK...]\n");
+		fprintf(stderr,
+		        "usage: keyring-dump [--watch N] [--gpg PATH] [--owned FILE [--full]] "
+		        "HOME [TRACK...]\n");
 		return 2;
 	}
 
@@ -132,8 +169,12 @@ int main(int argc, char **argv)
 		return r < 0 || last_error < 0 ? 1 : 0;
 	}
 
-	r = keyring_list_with(argv[optind], arg_gpg, (const char *const *)argv + optind + 1,
-	                      (size_t)(argc - optind - 1), &keys, &n, err, sizeof(err));
+	if (arg_owned)
+		r = list_owned(argv[optind], (const char *const *)argv + optind + 1,
+		               (size_t)(argc - optind - 1), &keys, &n, err, sizeof(err));
+	else
+		r = keyring_list_with(argv[optind], arg_gpg, (const char *const *)argv + optind + 1,
+		                      (size_t)(argc - optind - 1), &keys, &n, err, sizeof(err));
 	if (r < 0) {
 		printf("error %s %s\n", strerrorname_np(-r), err);
 		return 1;

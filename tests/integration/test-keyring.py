@@ -335,6 +335,92 @@ def test_timeout(h):
             pass
 
 
+def test_short_way(keyboxd=False):
+    """keyring_list_owned(): after a full listing, a keyring change lists just the owned and
+    tracked fingerprints (one gpg run) while private-keys-v1.d keeps its keygrips. Every kind of
+    change is made, and after each the short listing must equal a full listing line for line
+    (secret, card serial, expiry, revocation, subkeys); the changes that touch the secret keys
+    must take the full way. The owned keys are kept in a file between runs, as across restarts."""
+    tag = "short-kbxd" if keyboxd else "short"
+    h = new_home(tag)
+    if keyboxd:
+        with open(os.path.join(h, "common.conf"), "w") as f:
+            f.write("use-keyboxd\n")
+    owned = os.path.join(tmp, tag + "-owned-keys")
+    alice = gen(h, "Alice <alice@example.org>")
+    gpg(h, "--quick-add-key", alice, "ed25519", "sign", "1y")
+    a_sig = fpr_of(h, alice)[1]
+    make_stub(h, grips(h, alice)[1], CARD_AID)
+    ivy = gen(h, "Ivy <ivy@example.org>")
+    other = new_home(tag + "-other")
+    bob = gen(other, "Bob <bob@example.org>")
+    gpg(h, "--import", input=gpg(other, "--armor", "--export", bob))
+
+    def step(expect, what, *extra):
+        rc, short = dump("--owned", owned, *extra, h, bob)
+        rc2, full = dump(h, bob)
+        first, rest = short.split("\n", 1)
+        what = (tag + ": " + what)
+        check(rc == 0 and rc2 == 0 and first.startswith("way " + expect),
+              "%s: the %s way (%s)" % (what, expect, first))
+        check(rest == full, "%s: the listing equals a full one" % what)
+        return parse(full)
+
+    keys = step("full", "no owned keys known yet")
+    check(set(keys) == {alice, ivy, bob}, "short: Alice, Ivy and tracked Bob")
+    step("fast", "nothing changed")
+    step("full", "Reload(full)", "--full")
+
+    gpg(h, "--quick-set-expire", alice, "10d", a_sig)
+    keys = step("fast", "a subkey's expiry moved")
+    exp = [s for s in keys[alice]["subs"] if s["fpr"] == a_sig][0]["expires"]
+    check(9 * 86400 < int(exp) - time.time() < 11 * 86400, "short: the new expiry is seen")
+    check([s for s in keys[alice]["subs"] if s["fpr"] == a_sig][0]["secret"] == "card",
+          "short: the card stub keeps its card serial")
+
+    # A subkey made elsewhere and imported without its secret: no keygrip changes.
+    away = new_home(tag + "-away")
+    gpg(away, "--import", input=gpg(h, "--armor", "--export-secret-keys", ivy))
+    gpg(away, "--quick-add-key", ivy, "cv25519", "encr", "1y")
+    gpg(h, "--import", input=gpg(away, "--armor", "--export", ivy))
+    keys = step("fast", "a public subkey was added")
+    check(len(keys[ivy]["subs"]) == 2 and keys[ivy]["subs"][1]["secret"] == "none",
+          "short: the new subkey is seen, without a secret part")
+
+    rev = open(os.path.join(h, "openpgp-revocs.d", ivy + ".rev")).read().replace(":-----", "-----")
+    gpg(h, "--import", input=rev)
+    keys = step("fast", "a key was revoked")
+    check(keys[ivy]["revoked"] == "1", "short: the revocation is seen")
+
+    gpg(h, "--delete-keys", bob)
+    keys = step("fast", "a tracked key was deleted")
+    check(bob not in keys, "short: the deleted key is gone")
+
+    jack = gen(h, "Jack <jack@example.org>")
+    keys = step("full", "a secret key was added")
+    check(jack in keys and keys[jack]["has_secret"] == "1", "short: the new key is listed as own")
+    gpg(h, "--delete-secret-and-public-keys", jack)
+    keys = step("full", "a secret key was deleted")
+    check(jack not in keys, "short: the deleted own key is gone")
+    step("fast", "nothing changed after that")
+
+    # A secret whose public key is not in the keyring: importing that public key later makes
+    # a key the user's own with no keygrip changing, so such a home always lists fully.
+    kate = gen(away, "Kate <kate@example.org>")
+    for g in grips(away, kate):
+        shutil.copy(os.path.join(away, "private-keys-v1.d", g + ".key"),
+                    os.path.join(h, "private-keys-v1.d"))
+    keys = step("full", "a secret without its public key appeared")
+    check(kate not in keys, "short: no key for a lone secret")
+    gpg(h, "--import", input=gpg(away, "--armor", "--export", kate))
+    keys = step("full", "its public key was imported")
+    check(kate in keys and keys[kate]["has_secret"] == "1", "short: now an own key")
+    step("fast", "nothing changed after the import")
+    with open(owned, "w") as f:
+        f.write("keyctl-owned-keys 1\nhome %s\ngrip nothex\n" % h)
+    step("full", "a damaged owned-keys file")
+
+
 def main():
     try:
         h = test_listing()
@@ -342,6 +428,9 @@ def main():
         test_watch()
         test_home_appears()
         test_keyboxd()
+        test_short_way()
+        if has_keyboxd():
+            test_short_way(keyboxd=True)
         test_timeout(h)
     finally:
         for p in pids:

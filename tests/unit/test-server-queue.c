@@ -21,6 +21,7 @@
 #include "client.h"
 #include "codec.h"
 #include "model.h"
+#include "server-cache.h"
 #include "server.h"
 #include "test.h"
 #include "varlink.h"
@@ -218,10 +219,11 @@ TEST(calls)
 	close(fd);
 }
 
-static int reload_calls;
-static int on_reload(void *userdata, char *reason, size_t size)
+static int reload_calls, reload_full_calls;
+static int on_reload(void *userdata, bool full, char *reason, size_t size)
 {
 	reload_calls++;
+	reload_full_calls += full;
 	if (reload_calls == 2) {
 		snprintf(reason, size, "keyctl.conf:3: [expiry] warning-days: not a number");
 		return -EINVAL;
@@ -247,6 +249,23 @@ TEST(reload)
 	free(err);
 	json_object_put(o);
 	ASSERT_EQ(reload_calls, 2);
+	ASSERT_EQ(reload_full_calls, 0);
+
+	/* full: true reaches the handler; a full that is not a boolean, or another parameter, is
+	 * refused before it. */
+	o = call(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"full\":true}}", &err);
+	ASSERT_TRUE(err == NULL);
+	json_object_put(o);
+	ASSERT_EQ(reload_full_calls, 1);
+	o = call(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"full\":1}}", &err);
+	ASSERT_STREQ(err, VARLINK_ERROR_INVALID_PARAMETER);
+	free(err);
+	json_object_put(o);
+	o = call(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"fast\":true}}", &err);
+	ASSERT_STREQ(err, VARLINK_ERROR_INVALID_PARAMETER);
+	free(err);
+	json_object_put(o);
+	ASSERT_EQ(reload_calls, 3);
 	server_set_reload_handler(server, NULL, NULL);
 	close(fd);
 }
@@ -471,6 +490,64 @@ TEST(blocking_calls)
 	ASSERT_ERR(varlink_client_connect(path, &c), ENOENT);
 }
 
+static int64_t fake_now = 1765180000;
+static int64_t fake_clock(void *userdata)
+{
+	return fake_now;
+}
+
+/* The reply cache: built once per model generation (and, for GetStatus, per second of `now`),
+ * byte for byte what building it afresh gives, and rebuilt after any change. */
+TEST(reply_cache)
+{
+	struct server_cache cache = {};
+	const char *a, *b;
+	size_t na, nb, n;
+	struct token t;
+	const struct token *tt;
+	_cleanup_(freep) char *fresh = NULL;
+	_cleanup_(json_object_putp) json_object *p = NULL;
+
+	model_set_clock(model, fake_clock, NULL);
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &b, &nb));
+	ASSERT_TRUE(a == b && na == nb);
+	ASSERT_EQ(cache.builds, 1u);
+	ASSERT_EQ(cache.hits, 1u);
+
+	fill_token(&t, 77);
+	strcpy(t.id, "yubikey-cache-test");
+	ASSERT_OK(model_token_put(model, &t));
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
+	ASSERT_EQ(cache.builds, 2u);
+	ASSERT_TRUE(strstr(a, "yubikey-cache-test") != NULL);
+	{
+		const struct key *k;
+		const struct finding *f;
+		size_t nt = model_tokens(model, &tt), nk = model_keys(model, &k),
+		       nf = model_findings(model, &f);
+
+		ASSERT_OK(codec_status_to_json(model_daemon_info(model), tt, nt, k, nk, f, nf, &p));
+		ASSERT_OK(varlink_reply_build(p, false, &fresh, &n));
+		ASSERT_TRUE(n == na && memcmp(fresh, a, n) == 0);
+	}
+
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
+	ASSERT_EQ(cache.builds, 3u);
+	fake_now++;
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
+	ASSERT_EQ(cache.builds, 4u); /* a new second: `now` moved */
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
+	ASSERT_EQ(cache.builds, 4u); /* GetTokens has no clock */
+
+	ASSERT_OK(model_token_remove(model, "yubikey-cache-test"));
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
+	ASSERT_EQ(cache.builds, 5u);
+	ASSERT_TRUE(strstr(b, "yubikey-cache-test") == NULL);
+	server_cache_done(&cache);
+	model_set_clock(model, NULL, NULL);
+}
+
 int main(void)
 {
 	struct server_config cfg = {
@@ -499,6 +576,7 @@ int main(void)
 	}
 
 	RUN(calls);
+	RUN(reply_cache);
 	RUN(reload);
 	RUN(garbage_closes);
 	RUN(too_large_closes);
