@@ -221,9 +221,20 @@ static int connect_daemon(const struct options *o, struct varlink_client **ret)
 	return r;
 }
 
-static void print_json(json_object *o, int flags)
+/* The reply's parameters as keyctld sent them (it parsed and validated already): printing them
+ * again from the parsed tree would cost as much as the parse. Falls back to that for a reply of
+ * another form. One line, compact: `jq .` makes it pretty. */
+static void print_json(struct varlink_client *vc, json_object *o)
 {
-	puts(json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
+	size_t n;
+	const char *raw = varlink_client_last_parameters(vc, &n);
+
+	if (raw) {
+		fwrite(raw, 1, n, stdout);
+		putchar('\n');
+	} else
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+		                                               JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 }
 
@@ -284,7 +295,7 @@ static int run_status(const struct options *o, struct varlink_client *vc)
 	if (!o->quiet)
 		switch (o->format) {
 		case FORMAT_JSON:
-			print_json(params, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+			print_json(vc, params);
 			break;
 		case FORMAT_PROMETHEUS:
 			r = prometheus_render(stdout, &st.daemon, st.tokens, st.n_tokens, st.keys,
@@ -331,7 +342,7 @@ static int run_watch(const struct options *o, struct varlink_client *vc)
 			return STATUS_EXIT_UNKNOWN;
 		}
 		if (!o->quiet && o->format == FORMAT_JSON)
-			print_json(params, JSON_C_TO_STRING_PLAIN);
+			print_json(vc, params);
 		else if (!o->quiet) {
 			r = codec_event_from_json(params, &ev);
 			if (r < 0)

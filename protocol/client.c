@@ -25,6 +25,10 @@ struct varlink_client {
 	bool more_running; /* a "more" call is waiting for its last reply */
 	bool broken; /* the stream cannot be trusted any more */
 	struct varlink_buffer in;
+	/* The last reply's parameters as they came, inside in's buffer (see
+	 * varlink_client_last_parameters()); NULL when that reply had another form. */
+	const char *last_params;
+	size_t last_params_len;
 };
 
 int varlink_client_socket_path(char *buf, size_t size)
@@ -221,6 +225,21 @@ static int fill(struct varlink_client *c)
 }
 
 /* Takes one reply: 1 continues, 0 last, 2 error; or -errno. */
+/* Notes where a reply of the form {"parameters":VALUE} (as keyctld writes them: one field, no
+ * blanks) has its VALUE. The whole text parsed already, and the object has that one field, so
+ * what lies between the prefix and the last brace is exactly VALUE. */
+static void last_params_note(struct varlink_client *c, json_object *msg, const char *m, size_t len)
+{
+	static const char prefix[] = "{\"parameters\":";
+	const size_t k = sizeof(prefix) - 1;
+
+	if (json_object_object_length(msg) != 1 || len < k + 2 || memcmp(m, prefix, k) != 0 ||
+	    m[len - 1] != '}')
+		return;
+	c->last_params = m + k;
+	c->last_params_len = len - k - 1;
+}
+
 static int next_reply(struct varlink_client *c, int64_t deadline, json_object **ret_params,
                       char **ret_error_name)
 {
@@ -249,6 +268,7 @@ static int next_reply(struct varlink_client *c, int64_t deadline, json_object **
 		}
 	}
 
+	c->last_params = NULL;
 	r = varlink_message_parse(m, len, &msg);
 	if (r >= 0)
 		r = varlink_reply_parse(msg, &rep);
@@ -256,6 +276,7 @@ static int next_reply(struct varlink_client *c, int64_t deadline, json_object **
 		c->broken = true;
 		return r;
 	}
+	last_params_note(c, msg, m, len);
 
 	if (ret_error_name) {
 		*ret_error_name = NULL;
@@ -337,4 +358,10 @@ int varlink_client_next(struct varlink_client *c, int timeout_ms, json_object **
 	if (r == 0 || r == 2)
 		c->more_running = false;
 	return r;
+}
+
+const char *varlink_client_last_parameters(const struct varlink_client *c, size_t *ret_len)
+{
+	*ret_len = c->last_params ? c->last_params_len : 0;
+	return c->last_params;
 }

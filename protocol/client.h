@@ -65,3 +65,8 @@ int varlink_client_call_more(struct varlink_client *c, const char *method, json_
  */
 int varlink_client_next(struct varlink_client *c, int timeout_ms, json_object **ret_params,
                         char **ret_error_name);
+
+/* The parameters of the last reply taken, as the text that came (not NUL-terminated), valid until
+ * the next call on c; NULL when that reply was not of the plain {"parameters":VALUE} form. Lets
+ * a client print what the daemon said without serialising it again. */
+const char *varlink_client_last_parameters(const struct varlink_client *c, size_t *ret_len);

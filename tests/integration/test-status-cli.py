@@ -161,6 +161,7 @@ def reply(sign_level, finding_level):
 class FakeDaemon:
     def __init__(self, path, params):
         self.params = params
+        self.compact = False  # keyctld's own form: {"parameters":...} without blanks
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(path)
         self.sock.listen(8)
@@ -198,7 +199,8 @@ class FakeDaemon:
                 else:
                     msg = {"error": "org.varlink.service.MethodNotFound",
                            "parameters": {"method": call.get("method")}}
-                conn.sendall(json.dumps(msg).encode() + b"\0")
+                sep = (",", ":") if self.compact else None
+                conn.sendall(json.dumps(msg, separators=sep).encode() + b"\0")
 
     def close(self):
         self.sock.close()
@@ -237,6 +239,18 @@ def test_fake_daemon(tmp):
             check("--json: the reply as it came", json.loads(out) == params, out)
         except ValueError:
             check("--json: valid JSON", False, out)
+        # In keyctld's own compact form the parameters are passed on as they came, byte for
+        # byte; the spaced form above took the fallback (printed from the parsed tree).
+        # A field this client does not know, with an escape json-c would not write back
+        # (\u00e9): only a pass-through prints it as it came.
+        d.compact = True
+        d.params = dict(params, note="caf\u00e9")
+        rc, out, err = run(["--json"], env)
+        check("--json: keyctld's text passed through", rc == 1 and
+              out == json.dumps(d.params, separators=(",", ":")) + "\n" and
+              "caf\\u00e9" in out, out[:200])
+        d.compact = False
+        d.params = params
 
         rc, out, err = run(["--format=prometheus"], env)
         check("prometheus: up and days",
