@@ -24,6 +24,7 @@
 /* Refused clients lingering for their error to be read; more are closed at once. */
 #define SERVER_REFUSING_MAX 16u
 #define SERVER_REFUSE_LINGER_USEC (2ull * 1000000ull)
+#define SERVER_TRIM_AFTER (1024u * 1024u)
 #define SERVER_URL "https://github.com/keyctl/keyctl"
 
 struct client {
@@ -66,6 +67,7 @@ struct server {
 	bool held; /* io.keyctl calls wait for server_release() */
 	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */
 	struct server_cache cache;
+	size_t freed_since_trim; /* bytes of client buffers freed since the last malloc_trim() */
 };
 
 /* server.c: the output side, for the methods. Each returns 0 or -errno (the client is then

@@ -25,6 +25,7 @@
  * Does not: change the model (Reload calls main.c's handler), or talk to any watcher.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -77,7 +78,15 @@ static int on_gc(sd_event_source *s, void *userdata)
 			srv->clients = c->next;
 		if (c->next)
 			c->next->prev = c->prev;
+		srv->freed_since_trim += c->out_alloc + c->in.alloc;
 		client_free(c);
+	}
+	/* A hundred clients each held a reply's worth of buffers; once they are gone, glibc keeps
+	 * that memory in the heap unless asked to give it back. Asked rarely: only after a
+	 * megabyte of client buffers was freed, and only when no ordinary client is left. */
+	if (srv->n_clients == 0 && srv->freed_since_trim >= SERVER_TRIM_AFTER) {
+		(void)malloc_trim(0);
+		srv->freed_since_trim = 0;
 	}
 	return 0;
 }
