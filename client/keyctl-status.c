@@ -57,6 +57,81 @@ static void help(void)
 	       "3 unknown (keyctld not running, protocol error). See keyctl-status(1).\n");
 }
 
+/* The words an enum-valued option takes, ending with { NULL }. */
+struct option_word {
+	const char *word;
+	int value;
+};
+
+static const struct option_word format_words[] = {
+	{ "table", FORMAT_TABLE },
+	{ "json", FORMAT_JSON },
+	{ "prometheus", FORMAT_PROMETHEUS },
+	{},
+};
+
+static const struct option_word color_words[] = {
+	{ "auto", COLOR_AUTO },
+	{ "always", COLOR_ALWAYS },
+	{ "never", COLOR_NEVER },
+	{},
+};
+
+/* Returns the value of arg among words, or -EINVAL when it is none of them. */
+static int option_word_value(const struct option_word *words, const char *arg)
+{
+	for (; words->word; words++)
+		if (streq(words->word, arg))
+			return words->value;
+	return -EINVAL;
+}
+
+/* Each parse_<option>() says what is wrong with the value itself, so parse_argv() only passes the
+ * -EINVAL on. */
+static int parse_format(const char *arg, enum format *ret)
+{
+	int v = option_word_value(format_words, arg);
+
+	if (v < 0) {
+		fprintf(stderr,
+		        "keyctl-status: unknown format '%s': use table, json or prometheus\n", arg);
+		return v;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int parse_color(const char *arg, enum color_mode *ret)
+{
+	int v = option_word_value(color_words, arg);
+
+	if (v < 0) {
+		fprintf(stderr, "keyctl-status: --color wants auto, always or never, not '%s'\n",
+		        arg);
+		return v;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int parse_warn_days(const char *arg, int *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end || v < 0 || v > 100000) {
+		fprintf(stderr,
+		        "keyctl-status: --warn-days wants a number of days from 0 to 100000, not "
+		        "'%s'\n",
+		        arg);
+		return -EINVAL;
+	}
+	*ret = (int)v;
+	return 0;
+}
+
 /* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
 static int parse_argv(int argc, char **argv, struct options *o)
 {
@@ -74,64 +149,29 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
-	char *end;
-	long v;
-	int c;
+	int c, r;
 
 	*o = (struct options){ .warn_days = -1 };
-	while ((c = getopt_long(argc, argv, "jwqhV", longopts, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, "jwqhV", longopts, NULL)) >= 0) {
+		r = 0;
 		switch (c) {
 		case 'j':
 			o->format = FORMAT_JSON;
 			break;
 		case ARG_FORMAT:
-			if (streq(optarg, "table"))
-				o->format = FORMAT_TABLE;
-			else if (streq(optarg, "json"))
-				o->format = FORMAT_JSON;
-			else if (streq(optarg, "prometheus"))
-				o->format = FORMAT_PROMETHEUS;
-			else {
-				fprintf(stderr,
-				        "keyctl-status: unknown format '%s': use table, json or "
-				        "prometheus\n",
-				        optarg);
-				return -EINVAL;
-			}
+			r = parse_format(optarg, &o->format);
 			break;
 		case 'w':
 			o->watch = true;
 			break;
 		case ARG_WARN_DAYS:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end || v < 0 || v > 100000) {
-				fprintf(stderr,
-				        "keyctl-status: --warn-days wants a number of days from 0 "
-				        "to "
-				        "100000, not '%s'\n",
-				        optarg);
-				return -EINVAL;
-			}
-			o->warn_days = (int)v;
+			r = parse_warn_days(optarg, &o->warn_days);
 			break;
 		case 'q':
 			o->quiet = true;
 			break;
 		case ARG_COLOR:
-			if (streq(optarg, "auto"))
-				o->color = COLOR_AUTO;
-			else if (streq(optarg, "always"))
-				o->color = COLOR_ALWAYS;
-			else if (streq(optarg, "never"))
-				o->color = COLOR_NEVER;
-			else {
-				fprintf(stderr,
-				        "keyctl-status: --color wants auto, always or never, not "
-				        "'%s'\n",
-				        optarg);
-				return -EINVAL;
-			}
+			r = parse_color(optarg, &o->color);
 			break;
 		case ARG_SOCKET:
 			o->socket = optarg;
@@ -146,6 +186,9 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			fprintf(stderr, "Try 'keyctl-status --help' for more information.\n");
 			return -EINVAL;
 		}
+		if (r < 0)
+			return r;
+	}
 
 	if (optind < argc) {
 		fprintf(stderr, "keyctl-status: unexpected argument '%s'\n", argv[optind]);

@@ -597,14 +597,98 @@ static enum level worst_level(const struct keyctl_status *s)
 	return l;
 }
 
+/* The event_<kind>() helpers write one event's words between table_render_event()'s time stamp
+ * and its newline. Tokens and keys share the word for what happened to them. */
+static const char *change_word(enum event_type t)
+{
+	switch (t) {
+	case EVENT_TOKEN_ADDED:
+	case EVENT_KEY_ADDED:
+		return "added";
+	case EVENT_TOKEN_CHANGED:
+	case EVENT_KEY_CHANGED:
+		return "changed";
+	default:
+		return "removed";
+	}
+}
+
+static void event_state(const struct ctx *c, const struct keyctl_status *s)
+{
+	size_t present = 0;
+
+	for (size_t i = 0; i < s->n_tokens; i++)
+		present += s->tokens[i].present;
+	fprintf(c->out, "state: %zu token%s (%zu present), %zu key%s, %zu finding%s; ", s->n_tokens,
+	        s->n_tokens == 1 ? "" : "s", present, s->n_keys, s->n_keys == 1 ? "" : "s",
+	        s->n_findings, s->n_findings == 1 ? "" : "s");
+	put_colored(c, table_level_color(worst_level(s)), level_name(worst_level(s)));
+}
+
+static void event_token(const struct ctx *c, const struct keyctl_event *e)
+{
+	fprintf(c->out, "token %s: ", change_word(e->type));
+	put_token_brief(c, &e->token);
+}
+
+static void event_key(const struct ctx *c, const struct keyctl_event *e)
+{
+	fprintf(c->out, "key %s: ", change_word(e->type));
+	put_key_brief(c, &e->key);
+	fputs(", ", c->out);
+	put_colored(c, table_level_color(e->key.level), level_name(e->key.level));
+}
+
+static void event_level(const struct ctx *c, const struct keyctl_event *e)
+{
+	const struct subkey *sub = NULL;
+	char rel[EXPIRY_TEXT_MAX];
+
+	fputs("level: ", c->out);
+	put_key_brief(c, &e->key);
+	for (size_t i = 0; i < e->key.n_subkeys; i++)
+		if (strcasecmp(e->key.subkeys[i].fingerprint, e->subkey) == 0)
+			sub = &e->key.subkeys[i];
+	if (!isempty(e->subkey) && strcasecmp(e->subkey, e->key.fingerprint) != 0)
+		fprintf(c->out, " subkey %s", table_short_fpr(e->subkey));
+	fprintf(c->out, ": %s -> ", level_name(e->old_level));
+	put_colored(c, table_level_color(e->level), level_name(e->level));
+	if (sub && sub->expires != 0)
+		fprintf(c->out, ", %s%s", sub->expires > c->now ? "expires " : "",
+		        expiry_format_relative(rel, sizeof(rel), sub->expires, c->now));
+}
+
+static void event_finding(const struct ctx *c, const struct keyctl_event *e)
+{
+	if (e->type == EVENT_FINDING_CLEARED) {
+		fprintf(c->out, "finding cleared: %s", e->finding.message);
+		return;
+	}
+	fputs("finding: ", c->out);
+	put_colored(c, table_level_color(e->finding.level), level_name(e->finding.level));
+	fprintf(c->out, " %s", e->finding.message);
+}
+
+static void event_daemon(const struct ctx *c, const struct daemon_info *d)
+{
+	fputs("daemon: ", c->out);
+	if (d->keyring_stale) {
+		put_colored(c, SGR_YELLOW, "keyring is stale");
+		fprintf(c->out, "%s%s", isempty(d->keyring_error) ? "" : ": ", d->keyring_error);
+	} else
+		fputs("keyring is current", c->out);
+	if (!d->pcsc_available) {
+		fputs("; ", c->out);
+		put_colored(c, SGR_YELLOW, "PC/SC is not available");
+	}
+}
+
 int table_render_event(FILE *out, const struct keyctl_event *e, int64_t now, bool color)
 {
 	const struct ctx c = { .out = out, .color = color, .now = now };
-	const struct subkey *sub = NULL;
 	time_t tt = (time_t)now;
-	char stamp[16] = "", rel[EXPIRY_TEXT_MAX];
+	char stamp[16] = "";
 	struct tm tm;
-	size_t present = 0;
 
 	if (localtime_r(&tt, &tm))
 		strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
@@ -612,69 +696,27 @@ int table_render_event(FILE *out, const struct keyctl_event *e, int64_t now, boo
 
 	switch (e->type) {
 	case EVENT_STATE:
-		for (size_t i = 0; i < e->status.n_tokens; i++)
-			present += e->status.tokens[i].present;
-		fprintf(out, "state: %zu token%s (%zu present), %zu key%s, %zu finding%s; ",
-		        e->status.n_tokens, e->status.n_tokens == 1 ? "" : "s", present,
-		        e->status.n_keys, e->status.n_keys == 1 ? "" : "s", e->status.n_findings,
-		        e->status.n_findings == 1 ? "" : "s");
-		put_colored(&c, table_level_color(worst_level(&e->status)),
-		            level_name(worst_level(&e->status)));
+		event_state(&c, &e->status);
 		break;
 	case EVENT_TOKEN_ADDED:
 	case EVENT_TOKEN_CHANGED:
 	case EVENT_TOKEN_REMOVED:
-		fprintf(out, "token %s: ",
-		        e->type == EVENT_TOKEN_ADDED     ? "added"
-		        : e->type == EVENT_TOKEN_CHANGED ? "changed"
-		                                         : "removed");
-		put_token_brief(&c, &e->token);
+		event_token(&c, e);
 		break;
 	case EVENT_KEY_ADDED:
 	case EVENT_KEY_CHANGED:
 	case EVENT_KEY_REMOVED:
-		fprintf(out, "key %s: ",
-		        e->type == EVENT_KEY_ADDED     ? "added"
-		        : e->type == EVENT_KEY_CHANGED ? "changed"
-		                                       : "removed");
-		put_key_brief(&c, &e->key);
-		fputs(", ", out);
-		put_colored(&c, table_level_color(e->key.level), level_name(e->key.level));
+		event_key(&c, e);
 		break;
 	case EVENT_LEVEL_CHANGED:
-		fputs("level: ", out);
-		put_key_brief(&c, &e->key);
-		for (size_t i = 0; i < e->key.n_subkeys; i++)
-			if (strcasecmp(e->key.subkeys[i].fingerprint, e->subkey) == 0)
-				sub = &e->key.subkeys[i];
-		if (!isempty(e->subkey) && strcasecmp(e->subkey, e->key.fingerprint) != 0)
-			fprintf(out, " subkey %s", table_short_fpr(e->subkey));
-		fprintf(out, ": %s -> ", level_name(e->old_level));
-		put_colored(&c, table_level_color(e->level), level_name(e->level));
-		if (sub && sub->expires != 0)
-			fprintf(out, ", %s%s", sub->expires > now ? "expires " : "",
-			        expiry_format_relative(rel, sizeof(rel), sub->expires, now));
+		event_level(&c, e);
 		break;
 	case EVENT_FINDING_RAISED:
-		fputs("finding: ", out);
-		put_colored(&c, table_level_color(e->finding.level), level_name(e->finding.level));
-		fprintf(out, " %s", e->finding.message);
-		break;
 	case EVENT_FINDING_CLEARED:
-		fprintf(out, "finding cleared: %s", e->finding.message);
+		event_finding(&c, e);
 		break;
 	case EVENT_DAEMON_CHANGED:
-		fputs("daemon: ", out);
-		if (e->daemon.keyring_stale) {
-			put_colored(&c, SGR_YELLOW, "keyring is stale");
-			fprintf(out, "%s%s", isempty(e->daemon.keyring_error) ? "" : ": ",
-			        e->daemon.keyring_error);
-		} else
-			fputs("keyring is current", out);
-		if (!e->daemon.pcsc_available) {
-			fputs("; ", out);
-			put_colored(&c, SGR_YELLOW, "PC/SC is not available");
-		}
+		event_daemon(&c, &e->daemon);
 		break;
 	default:
 		fputs("unknown event", out);

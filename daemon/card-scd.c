@@ -275,14 +275,14 @@ static int map_gpg_error(gpgme_error_t e)
 	}
 }
 
-static int scd_session(struct scd_job *j)
+/* The session's phases, in order: reach gpg-agent (starting it), open the Assuan connection,
+ * ask SERIALNO, then read the card through SCD APDU or else GETATTR. Each phase writes j->err
+ * when it fails. */
+static int scd_agent_reach(struct scd_job *j, char *sock, size_t size)
 {
-	gpgme_ctx_t ctx = NULL;
-	gpgme_error_t e, op = 0;
-	char sock[512], cmd[64];
 	int r;
 
-	r = agent_socket(j->home, sock, sizeof(sock));
+	r = agent_socket(j->home, sock, size);
 	if (r < 0) {
 		snprintf(j->err, sizeof(j->err), "cannot find gpg-agent's socket (gpgconf)");
 		return -EHOSTDOWN;
@@ -292,11 +292,17 @@ static int scd_session(struct scd_job *j)
 		r = run_gpgconf(j->home, "--launch", "gpg-agent", NULL, 0);
 		if (r != 0 || !unix_socket_answers(sock)) {
 			snprintf(j->err, sizeof(j->err),
-			         "gpg-agent is not running and could not "
-			         "be started");
+			         "gpg-agent is not running and could not be started");
 			return -EHOSTDOWN;
 		}
 	}
+	return 0;
+}
+
+static int scd_assuan_open(struct scd_job *j, const char *sock, gpgme_ctx_t *ret)
+{
+	gpgme_ctx_t ctx = NULL;
+	gpgme_error_t e;
 
 	e = gpgme_new(&ctx);
 	if (!e)
@@ -308,38 +314,35 @@ static int scd_session(struct scd_job *j)
 		gpgme_release(ctx);
 		return -EIO;
 	}
+	*ret = ctx;
+	return 0;
+}
+
+/* Fills j->card.aid, which scd_read_by_apdu() then holds the card to. */
+static int scd_serialno(struct scd_job *j, gpgme_ctx_t ctx)
+{
+	gpgme_error_t e, op = 0;
 
 	e = gpgme_op_assuan_transact_ext(ctx, "SCD SERIALNO openpgp", on_data, j, NULL, NULL,
 	                                 on_status, j, &op);
 	if (e || op) {
 		gpgme_error_t x = e ? e : op;
 
-		r = map_gpg_error(x);
 		snprintf(j->err, sizeof(j->err), "scdaemon: %s", gpgme_strerror(x));
-		gpgme_release(ctx);
-		return r;
+		return map_gpg_error(x);
 	}
 	if (!j->card.aid[0]) {
 		snprintf(j->err, sizeof(j->err), "scdaemon sent no OpenPGP serial number");
-		gpgme_release(ctx);
 		return j->parse_error ? -EBADMSG : -ENOENT;
 	}
-	if (j->serialno_only) {
-		gpgme_release(ctx);
-		return 0;
-	}
-	j->ctx = ctx;
-	r = scd_read_by_apdu(j);
-	j->ctx = NULL;
-	if (r != 0) {
-		gpgme_release(ctx);
-		if (r < 0 && j->card.error[0])
-			strcpy_trunc(j->err, sizeof(j->err), j->card.error);
-		else if (r < 0)
-			snprintf(j->err, sizeof(j->err), "scdaemon: reading through SCD APDU: %s",
-			         strerror(-r));
-		return r < 0 ? r : 0;
-	}
+	return 0;
+}
+
+static int scd_read_by_getattr(struct scd_job *j, gpgme_ctx_t ctx)
+{
+	gpgme_error_t e, op;
+	char cmd[64];
+
 	for (size_t i = 0; i < ELEMENTSOF(scd_attrs); i++) {
 		snprintf(cmd, sizeof(cmd), "SCD GETATTR %s", scd_attrs[i]);
 		op = 0;
@@ -347,20 +350,54 @@ static int scd_session(struct scd_job *j)
 		                                 &op);
 		if (e) {
 			/* The connection itself failed: what we have is incomplete. */
-			r = map_gpg_error(e);
 			snprintf(j->err, sizeof(j->err), "scdaemon: %s", gpgme_strerror(e));
-			gpgme_release(ctx);
-			return r;
+			return map_gpg_error(e);
 		}
 		/* op != 0: this attribute is unknown to this GnuPG (UIF-n before 2.3) or the
 		 * card lacks the DO; the others still count. */
 	}
-	gpgme_release(ctx);
 	if (j->parse_error) {
 		snprintf(j->err, sizeof(j->err), "scdaemon sent a malformed %s", j->parse_keyword);
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+/* SCD APDU first; GETATTR only where scdaemon will not pass APDUs. */
+static int scd_read_fields(struct scd_job *j, gpgme_ctx_t ctx)
+{
+	int r;
+
+	j->ctx = ctx;
+	r = scd_read_by_apdu(j);
+	j->ctx = NULL;
+	if (r == 0)
+		return scd_read_by_getattr(j, ctx);
+	if (r < 0 && j->card.error[0])
+		strcpy_trunc(j->err, sizeof(j->err), j->card.error);
+	else if (r < 0)
+		snprintf(j->err, sizeof(j->err), "scdaemon: reading through SCD APDU: %s",
+		         strerror(-r));
+	return r < 0 ? r : 0;
+}
+
+static int scd_session(struct scd_job *j)
+{
+	gpgme_ctx_t ctx = NULL;
+	char sock[512];
+	int r;
+
+	r = scd_agent_reach(j, sock, sizeof(sock));
+	if (r < 0)
+		return r;
+	r = scd_assuan_open(j, sock, &ctx);
+	if (r < 0)
+		return r;
+	r = scd_serialno(j, ctx);
+	if (r == 0 && !j->serialno_only)
+		r = scd_read_fields(j, ctx);
+	gpgme_release(ctx);
+	return r;
 }
 
 static int scd_job_run(struct worker_job *base)

@@ -540,11 +540,108 @@ static int parse_time_offset(int64_t *ret)
 	return 0;
 }
 
+/* daemon_start()'s parts, one per subsystem, called in the order they must start in. Those
+ * returning void survive their failure: the daemon runs without that part. */
+
+/* Tokens remembered across restarts. state_dir is meaningful only once d->state is set. */
+static void start_state(struct daemon *d, char *state_dir, size_t size)
+{
+	char state_err[ERROR_TEXT_MAX + PATH_MAX];
+	int r;
+
+	r = state_default_dir(state_dir, size);
+	if (r >= 0)
+		r = state_new(d->event, d->model, state_dir, state_err, sizeof(state_err),
+		              &d->state);
+	if (r < 0)
+		log_warning_errno(r, "Failed to set up the state directory, tokens will not be "
+		                     "remembered across restarts: %m");
+	else if (*state_err)
+		log_warning("Ignoring remembered tokens: %s", state_err);
+}
+
+static void put_started(struct daemon *d)
+{
+	int64_t started = daemon_now(d);
+	struct daemon_info info;
+
+	memcpy(&info, model_daemon_info(d->model), sizeof(info));
+	info.started = started;
+	(void)model_daemon_info_put(d->model, &info);
+}
+
+static int start_server(struct daemon *d)
+{
+	struct server_config scfg = server_config_of(&d->cfg);
+	int r;
+
+	r = server_new(d->event, d->model, &scfg, &d->server);
+	if (r < 0)
+		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
+	server_set_reload_handler(d->server, on_reload_request, d);
+	/* Listening already, so that clients queue up rather than fail; answered once true. */
+	server_hold(d->server);
+	d->start_pending = START_KEYRING | START_PCSC | START_UDEV;
+	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
+	r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC, START_BOUND_USEC,
+	                               0, on_start_overdue, d);
+	if (r < 0)
+		return log_error_errno(r, "Failed to arm the start timer: %m");
+	return 0;
+}
+
+static void start_keyring(struct daemon *d, const char *home, const char *state_dir)
+{
+	const char *track[CONFIG_TRACK_MAX];
+	int r;
+
+	for (unsigned i = 0; i < d->cfg.n_track; i++)
+		track[i] = d->cfg.track[i];
+	r = keyring_watch_new(d->event, home, track, d->cfg.n_track, on_keyring, d, &d->keyring);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
+		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
+		start_done(d, START_KEYRING);
+	} else if (d->state) {
+		char owned[PATH_MAX];
+
+		/* Lets a restart list just the user's own keys (keyring-owned.h). */
+		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
+			(void)keyring_watch_set_owned_path(d->keyring, owned);
+	}
+}
+
+static void start_pcsc(struct daemon *d)
+{
+	int r;
+
+	r = pcsc_watch_new(d->event, d->model,
+	                   &(struct watch_hooks){ .settled = on_pcsc_settled, .userdata = d },
+	                   &d->pcsc);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to watch PC/SC, ignoring: %m");
+		start_done(d, START_PCSC);
+	}
+}
+
+static void start_udev(struct daemon *d)
+{
+	int r;
+
+	r = udev_watch_new(d->event, d->model,
+	                   &(struct watch_hooks){ .settled = on_udev_settled,
+	                                          .token_event = on_udev_token,
+	                                          .userdata = d },
+	                   &d->udev);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to watch udev, ignoring: %m");
+		start_done(d, START_UDEV);
+	}
+}
+
 static int daemon_start(struct daemon *d)
 {
-	char home[PATH_MAX], state_dir[PATH_MAX], state_err[ERROR_TEXT_MAX + PATH_MAX];
-	const char *track[CONFIG_TRACK_MAX];
-	struct server_config scfg = server_config_of(&d->cfg);
+	char home[PATH_MAX], state_dir[PATH_MAX];
 	int r;
 
 	r = parse_time_offset(&d->time_offset);
@@ -567,79 +664,24 @@ static int daemon_start(struct daemon *d)
 	model_set_clock(d->model, clock_now, d);
 
 	/* Remembered tokens load before the journal listens: they were not inserted just now. */
-	r = state_default_dir(state_dir, sizeof(state_dir));
-	if (r >= 0)
-		r = state_new(d->event, d->model, state_dir, state_err, sizeof(state_err),
-		              &d->state);
-	if (r < 0)
-		log_warning_errno(r, "Failed to set up the state directory, tokens will not be "
-		                     "remembered across restarts: %m");
-	else if (*state_err)
-		log_warning("Ignoring remembered tokens: %s", state_err);
-
+	start_state(d, state_dir, sizeof(state_dir));
 	r = events_log_attach(d->model);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the journal: %m");
 	info_update(d, set_static_info, home);
 	info_update(d, set_policy, &d->cfg);
-	{
-		int64_t started = daemon_now(d);
-		struct daemon_info info;
-
-		memcpy(&info, model_daemon_info(d->model), sizeof(info));
-		info.started = started;
-		(void)model_daemon_info_put(d->model, &info);
-	}
+	put_started(d);
 
 	r = expiry_timer_new(d->event, on_expiry_timer, d, &d->timer);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the expiry timer: %m");
-
-	r = server_new(d->event, d->model, &scfg, &d->server);
+	r = start_server(d);
 	if (r < 0)
-		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
-	server_set_reload_handler(d->server, on_reload_request, d);
-	/* Listening already, so that clients queue up rather than fail; answered once true. */
-	server_hold(d->server);
-	d->start_pending = START_KEYRING | START_PCSC | START_UDEV;
-	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &d->start_usec);
-	r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC, START_BOUND_USEC,
-	                               0, on_start_overdue, d);
-	if (r < 0)
-		return log_error_errno(r, "Failed to arm the start timer: %m");
+		return r;
 
-	for (unsigned i = 0; i < d->cfg.n_track; i++)
-		track[i] = d->cfg.track[i];
-	r = keyring_watch_new(d->event, home, track, d->cfg.n_track, on_keyring, d, &d->keyring);
-	if (r < 0) {
-		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
-		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
-		start_done(d, START_KEYRING);
-	} else if (d->state) {
-		char owned[PATH_MAX];
-
-		/* Lets a restart list just the user's own keys (keyring-owned.h). */
-		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
-			(void)keyring_watch_set_owned_path(d->keyring, owned);
-	}
-
-	r = pcsc_watch_new(d->event, d->model,
-	                   &(struct watch_hooks){ .settled = on_pcsc_settled, .userdata = d },
-	                   &d->pcsc);
-	if (r < 0) {
-		log_warning_errno(r, "Failed to watch PC/SC, ignoring: %m");
-		start_done(d, START_PCSC);
-	}
-
-	r = udev_watch_new(d->event, d->model,
-	                   &(struct watch_hooks){ .settled = on_udev_settled,
-	                                          .token_event = on_udev_token,
-	                                          .userdata = d },
-	                   &d->udev);
-	if (r < 0) {
-		log_warning_errno(r, "Failed to watch udev, ignoring: %m");
-		start_done(d, START_UDEV);
-	}
+	start_keyring(d, home, state_dir);
+	start_pcsc(d);
+	start_udev(d);
 	return 0;
 }
 
