@@ -153,8 +153,9 @@ TEST(rules_match_table)
 			section = SECTION_NONE;
 
 		if (section == SECTION_USB &&
-		    sscanf(line, "ATTR{idVendor}==\"%4x\", ATTR{idProduct}==\"%4x\"", &vid, &pid) ==
-		            2) {
+		    sscanf(line,
+		           "SUBSYSTEM==\"usb\", ATTR{idVendor}==\"%4x\", ATTR{idProduct}==\"%4x\"",
+		           &vid, &pid) == 2) {
 			m = token_table_lookup((uint16_t)vid, (uint16_t)pid);
 			if (!m || !m->uaccess || seen[m - t].usb)
 				TEST_FAIL("usb rule for %04x:%04x: not in the table, or twice", vid,
