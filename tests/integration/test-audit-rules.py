@@ -14,6 +14,8 @@ git-signing-key-unusable: a real ~/.gitconfig (HOME is the daemon's temporary di
 a key not here, then an expired subkey with '!'; each fixed as the hint says, the finding clears
 through the inotify watch alone; gpg.format = ssh silences it; the XDG file counts too; and the
 expiry warning of the subkey git signs with says so.
+card-key-no-stub: a card holding subkeys whose secrets were deleted and never learnt (no
+stubs) raises one per slot; gpg --card-status, the hint, writes the stubs and clears them.
 card-not-seen: the daemon remembers tokens across restarts (daemon/state.c), so a restart 31 days
 later (KEYCTL_TIME_OFFSET) without the card raises it, and one 29 days later does not.
 Helpers come from test-daemon-keys.py. Every process is stopped by pid, also on failure.
@@ -341,6 +343,37 @@ def test_cards(pcscd):
         check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
 
 
+def test_card_key_no_stub(pcscd):
+    with kb.Keyring(pcscd) as kr:
+        nora = kr.create_key(uid='Nora Nostub <nora@example.org>',
+                             subkeys={'sig': 100, 'enc': 100, 'aut': 100})
+        card = pcscd.card(kr.card_profile(nora, serial='44444444'))
+        pcscd.wait_card(True)
+        # The secrets leave the disk, and gpg never saw the card: no stubs.
+        kr.remove_subkey_secrets(nora['fpr'], [nora[s] for s in ('sig', 'enc', 'aut')])
+        kr.stop()
+        tok = 'yubikey-44444444'
+        dm = dk.Daemon(kr.env).start()
+        try:
+            fires(dm, 'card-key-no-stub', ('signature slot of YubiKey #44444444',
+                                           nora['sig'][-16:], 'Nora Nostub', 'no stub'),
+                  'warning', 'gpg --card-status', key=nora['fpr'], subkey=nora['sig'],
+                  token=tok)
+            st = dm.status()
+            check(len(find(st, 'card-key-no-stub', token=tok)) == 3,
+                  'card-key-no-stub: one per slot (3)')
+            quiet(st, 'card-slot-unknown-key', 'the public keys are known', token=tok)
+            kr.card_status()
+            kr.scdaemon_pid()
+            gone(dm, 'card-key-no-stub', 'gpg --card-status wrote the stubs', timeout=30,
+                 token=tok)
+            check(dm.alive(), 'the daemon is still running')
+        finally:
+            rc = dm.stop()
+            card.remove()
+        check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
+
+
 def test_card_not_seen(pcscd):
     with kb.Keyring(pcscd) as kr:
         dana = kr.create_key(uid='Dana Away <dana@example.org>',
@@ -389,6 +422,8 @@ def main():
     # A pcscd of its own: no card of the tests above may stand in for the absent one.
     with kb.Pcscd() as pcscd:
         test_card_not_seen(pcscd)
+    with kb.Pcscd() as pcscd:
+        test_card_key_no_stub(pcscd)
     check(not procs.leftovers(), 'no process left running: %s' % procs.leftovers())
     return 1 if dk.failures else 0
 
