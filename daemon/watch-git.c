@@ -62,7 +62,8 @@ static void watch_path(struct git_watch *w, const char *path)
 	        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ONLYDIR;
 	char dir[PATH_MAX], base[PATH_MAX];
 
-	if (w->n >= GIT_WATCHES_MAX || strcpy_bounded(dir, sizeof(dir), path) < 0 ||
+	if (isempty(path) || w->n >= GIT_WATCHES_MAX ||
+	    strcpy_bounded(dir, sizeof(dir), path) < 0 ||
 	    strcpy_bounded(base, sizeof(base), path) < 0 ||
 	    strcpy_bounded(w->name[w->n], sizeof(w->name[w->n]), basename(base)) < 0)
 		return;
