@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Which token holds which subkey (audit_match), whether a stub's card serial names a card, and
- * gpg's matching of a key specification (default-key): the lookups the audit rules and the
- * daemon share.
+ * gpg's matching of a key specification (default-key) and which subkey it signs with: the
+ * lookups the audit rules and the daemon share.
  *
  * Does not: raise findings (audit.c).
  */
@@ -107,4 +107,104 @@ bool audit_key_matches_spec(const struct key *k, const char *spec)
 		if (strncasecmp(u, p, n) == 0)
 			return true;
 	return false;
+}
+
+/* The hex digits of a fingerprint or key id spec ("0x" and blanks off); 0 when it is not one. */
+static size_t spec_hex(const char *spec, const char **ret, bool *ret_exact)
+{
+	const char *p = spec;
+	size_t n;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncasecmp(p, "0x", 2) == 0)
+		p += 2;
+	n = strlen(p);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	*ret_exact = n > 0 && p[n - 1] == '!';
+	n -= *ret_exact;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return 0;
+	*ret = p;
+	return n == 8 || n == 16 || n == 40 || n == 64 ? n : 0;
+}
+
+static bool fpr_ends_with(const char *fpr, const char *hex, size_t n)
+{
+	size_t fl = strlen(fpr);
+
+	return fl >= n && strncasecmp(fpr + fl - n, hex, n) == 0;
+}
+
+static enum audit_sign_state subkey_state(const struct key *k, const struct subkey *s)
+{
+	if (!(s->capabilities & CAP_SIGN))
+		return AUDIT_SIGN_CANNOT_SIGN;
+	if (k->revoked || s->revoked)
+		return AUDIT_SIGN_REVOKED;
+	if (k->expired || k->subkeys[0].level == LEVEL_EXPIRED || s->expired ||
+	    s->level == LEVEL_EXPIRED)
+		return AUDIT_SIGN_EXPIRED;
+	/* gpg skips a candidate whose secret the agent does not have (finish_lookup). */
+	if (s->secret == SECRET_NONE)
+		return AUDIT_SIGN_NO_SECRET;
+	return AUDIT_SIGN_USABLE;
+}
+
+/* gpg's choice among k's signing subkeys: the newest usable one, the primary key only when no
+ * subkey is; failing that, the newest one that can sign, to say why. */
+static void resolve_in_key(const struct key *k, const char *hex, size_t n, bool exact,
+                           struct audit_signing *ret)
+{
+	const struct subkey *best = NULL;
+	enum audit_sign_state best_state = AUDIT_SIGN_CANNOT_SIGN;
+
+	for (size_t j = 0; j < k->n_subkeys; j++) {
+		const struct subkey *s = &k->subkeys[j];
+		enum audit_sign_state st = subkey_state(k, s);
+		bool better;
+
+		if (exact ? !fpr_ends_with(s->fingerprint, hex, n) : !(s->capabilities & CAP_SIGN))
+			continue;
+		if (exact || !best)
+			better = true;
+		else if ((st == AUDIT_SIGN_USABLE) != (best_state == AUDIT_SIGN_USABLE))
+			better = st == AUDIT_SIGN_USABLE;
+		else if (s->is_primary != best->is_primary)
+			better = best->is_primary;
+		else
+			better = s->created > best->created;
+		if (better) {
+			best = s;
+			best_state = st;
+		}
+	}
+	ret->state = best ? best_state : AUDIT_SIGN_CANNOT_SIGN;
+	ret->key = k;
+	ret->subkey = best;
+}
+
+void audit_resolve_signing(const struct key *keys, size_t n_keys, const char *spec,
+                           struct audit_signing *ret)
+{
+	const char *hex = NULL;
+	bool exact = false;
+	size_t n = spec_hex(spec, &hex, &exact);
+
+	*ret = (struct audit_signing){ .state = AUDIT_SIGN_UNKNOWN };
+	/* '!' counts after a fingerprint or key id only, as in gpg. */
+	exact = exact && n > 0;
+	for (size_t i = 0; i < n_keys; i++) {
+		struct audit_signing r;
+
+		if (!audit_key_matches_spec(&keys[i], spec))
+			continue;
+		resolve_in_key(&keys[i], hex, n, exact, &r);
+		if (ret->state == AUDIT_SIGN_UNKNOWN || r.state == AUDIT_SIGN_USABLE)
+			*ret = r;
+		if (r.state == AUDIT_SIGN_USABLE)
+			return;
+	}
 }

@@ -28,6 +28,7 @@ struct ctx {
 	const struct config *cfg;
 	const struct audit_daemon *daemon;
 	int64_t now;
+	struct audit_signing git; /* what git's user.signingkey resolves to */
 	struct finding *f;
 	size_t n, allocated;
 	int error;
@@ -237,6 +238,12 @@ static void expiry_words(const struct ctx *x, const struct subkey *s, struct exp
 	expiry_format_date(w->date, sizeof(w->date), s->expires);
 }
 
+static bool git_signs_with(const struct ctx *x, const struct subkey *s)
+{
+	return !isempty(x->daemon->git_signing_key) && x->git.state == AUDIT_SIGN_USABLE &&
+	       x->git.subkey == s;
+}
+
 static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const struct key *k,
                                  const struct subkey *s)
 {
@@ -249,8 +256,9 @@ static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const stru
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
-	textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)", subkey_role(s),
-	      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date);
+	textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)%s", subkey_role(s),
+	      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date,
+	      git_signs_with(x, s) ? " (git signs with it)" : "");
 	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
@@ -395,29 +403,116 @@ static void rule_card_not_seen(struct ctx *x, const struct rule *r, const struct
 	}
 }
 
+static const char *const sign_state_words[AUDIT_SIGN_MAX] = {
+	[AUDIT_SIGN_CANNOT_SIGN] = "cannot sign",
+	[AUDIT_SIGN_REVOKED] = "is revoked",
+	[AUDIT_SIGN_EXPIRED] = "has expired",
+	[AUDIT_SIGN_NO_SECRET] = "has no secret part here, neither on disk nor on a card",
+};
+
+/* The fingerprint of another key that can sign here, for a hint; "NEWFPR" when there is none. */
+static const char *usable_signing_key(const struct ctx *x, const struct key * not )
+{
+	for (size_t i = 0; i < x->n_keys; i++) {
+		struct audit_signing sg;
+
+		if (&x->keys[i] == not || x->keys[i].revoked)
+			continue;
+		audit_resolve_signing(&x->keys[i], 1, x->keys[i].fingerprint, &sg);
+		if (sg.state == AUDIT_SIGN_USABLE)
+			return x->keys[i].fingerprint;
+	}
+	return "NEWFPR";
+}
+
+/* "git's user.signingkey (0xABCD) ...": why a signing key spec does not resolve to a usable
+ * subkey, worded for whoever reads it (what, e.g. "git's user.signingkey"). */
+static void signing_message(struct finding *f, const char *what, const char *spec,
+                            const struct audit_signing *sg, const char *then)
+{
+	const struct key *k = sg->key;
+	const struct subkey *s = sg->subkey;
+
+	if (sg->state == AUDIT_SIGN_UNKNOWN)
+		textf(f->message, sizeof(f->message),
+		      "%s (%s) names no key with a secret part on this computer%s", what, spec,
+		      then);
+	else if (!s)
+		textf(f->message, sizeof(f->message),
+		      "%s (%s) names %s (0x%s), which has no subkey that can sign%s", what, spec,
+		      uid_or_fpr(k), key_id(k->fingerprint), then);
+	else
+		textf(f->message, sizeof(f->message),
+		      "%s (%s) signs with %s 0x%s of %s, which %s%s", what, spec, subkey_role(s),
+		      key_id(s->fingerprint), uid_or_fpr(k), sign_state_words[sg->state], then);
+}
+
+static bool key_expired(const struct key *k)
+{
+	return k->expired || k->subkeys[0].level == LEVEL_EXPIRED;
+}
+
+/* The way out that fits the trouble; then, always, pointing at another key (set_other). */
+static void signing_hint(const struct ctx *x, struct finding *f, const struct audit_signing *sg,
+                         const char *set_other)
+{
+	const struct key *k = sg->key;
+	char fix[FINDING_TEXT_MAX] = "";
+
+	if (sg->state == AUDIT_SIGN_EXPIRED)
+		hint_set_expire(k, key_expired(k) ? &k->subkeys[0] : sg->subkey, "1y", fix,
+		                sizeof(fix));
+	else if (sg->state == AUDIT_SIGN_NO_SECRET)
+		textf(fix, sizeof(fix), "Insert the card that holds it and run gpg --card-status");
+	else if (sg->state == AUDIT_SIGN_CANNOT_SIGN)
+		textf(fix, sizeof(fix), "gpg --quick-add-key %s ed25519 sign 1y", k->fingerprint);
+	textf(f->hint, sizeof(f->hint), "%s%s%s %s", fix, *fix ? "; or " : "", set_other,
+	      usable_signing_key(x, k));
+}
+
+static void rule_git_signing_key_unusable(struct ctx *x, const struct rule *r)
+{
+	const char *spec = x->daemon->git_signing_key;
+	struct finding *f;
+
+	/* Before the first listing every key would look unknown. */
+	if (isempty(spec) || !x->daemon->keys_listed || x->git.state == AUDIT_SIGN_USABLE)
+		return;
+	f = add(x, r->id, LEVEL_CRITICAL, x->git.key, x->git.subkey, NULL);
+	if (!f)
+		return;
+	signing_message(f, "git's user.signingkey", spec, &x->git, ": git cannot sign commits");
+	signing_hint(x, f, &x->git, "git config --global user.signingkey");
+}
+
+/* Named revoked-default-key for its first case (a revoked or expired key); it covers every way
+ * default-key can fail to give gpg a key to sign with. */
 static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 {
 	const char *default_key = x->daemon->default_key;
+	struct audit_signing sg;
+	const struct key *k;
+	struct finding *f;
 
-	if (isempty(default_key))
+	if (isempty(default_key) || !x->daemon->keys_listed)
 		return;
-	for (size_t i = 0; i < x->n_keys; i++) {
-		const struct key *k = &x->keys[i];
-		bool expired =
-		        k->expired || (k->n_subkeys > 0 && k->subkeys[0].level == LEVEL_EXPIRED);
-		struct finding *f;
-
-		if (!(k->revoked || expired) || !audit_key_matches_spec(k, default_key))
-			continue;
-		f = add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
-		if (!f)
-			continue;
+	audit_resolve_signing(x->keys, x->n_keys, default_key, &sg);
+	if (sg.state == AUDIT_SIGN_USABLE)
+		return;
+	k = sg.key;
+	f = add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
+	if (!f)
+		return;
+	if (k && (k->revoked || k->expired || k->subkeys[0].level == LEVEL_EXPIRED)) {
 		textf(f->message, sizeof(f->message),
 		      "gpg.conf names %s (0x%s) as default-key, but that key is %s", uid_or_fpr(k),
 		      key_id(k->fingerprint), k->revoked ? "revoked" : "expired");
 		textf(f->hint, sizeof(f->hint),
 		      "Point default-key in gpg.conf at a valid key, or remove the line");
+		return;
 	}
+	signing_message(f, "gpg.conf's default-key", default_key, &sg, "");
+	signing_hint(x, f, &sg, "point default-key in gpg.conf at");
 }
 
 /* Card rules judge what was read: a token with an error has no trustworthy card data. */
@@ -622,6 +717,36 @@ static void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const 
 	}
 }
 
+/* A present card holds a subkey gpg knows only publicly: without a stub gpg-agent does not know
+ * the card has its secret, and gpg refuses to sign or decrypt with it. */
+static void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	if (!t->present || !card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const struct key *k = NULL;
+		const struct subkey *sk = find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
+		struct finding *f;
+
+		/* A revoked or expired one is revoked- or expired-key-on-card's. */
+		if (!sk || sk->secret != SECRET_NONE || sk->revoked || k->revoked ||
+		    sk->level == LEVEL_EXPIRED || key_expired(k))
+			continue;
+		f = add(x, r->id, LEVEL_WARNING, k, sk, t);
+		if (!f)
+			continue;
+		textf(f->message, sizeof(f->message),
+		      "The %s slot of %s holds %s 0x%s of %s, but gpg does not know the card has "
+		      "its secret (no stub)",
+		      slot_name(s), token_label(t, label, sizeof(label)), subkey_role(sk),
+		      key_id(sk->fingerprint), uid_or_fpr(k));
+		textf(f->hint, sizeof(f->hint),
+		      "With the card inserted, run gpg --card-status: it writes the stubs");
+	}
+}
+
 /* An inserted token holding fingerprints whose stubs name another card: a backup token that
  * gpg-agent will not use until it learns it. One finding per (token, key). */
 static void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t)
@@ -701,6 +826,7 @@ static const struct rule rules[] = {
 	{ "subkey-secret-on-disk", .key = rule_subkey_secret_on_disk },
 	{ "card-not-seen", .key = rule_card_not_seen },
 	{ "revoked-default-key", .keys_done = rule_revoked_default_key },
+	{ "git-signing-key-unusable", .keys_done = rule_git_signing_key_unusable },
 	{ "counter-went-down", .token = rule_counter_went_down },
 	{ "scdaemon-ccid-conflict", .token = rule_scdaemon_ccid_conflict },
 	{ "pin-retries-low", .token = rule_pin_retries_low },
@@ -710,6 +836,7 @@ static const struct rule rules[] = {
 	{ "revoked-key-on-card", .token = rule_revoked_key_on_card },
 	{ "expired-key-on-card", .token = rule_expired_key_on_card },
 	{ "backup-token", .token = rule_backup_token },
+	{ "card-key-no-stub", .token = rule_card_key_no_stub },
 	{ "pcsc-refused", .daemon = rule_pcsc_refused },
 	{ "daemon-starting", .daemon = rule_daemon_starting },
 };
@@ -748,6 +875,9 @@ int audit_run(const struct token *tokens, size_t n_tokens, const struct key *key
 		.now = now,
 	};
 
+	/* Before the expiry rules, which name the subkey git signs with. */
+	if (!isempty(x.daemon->git_signing_key))
+		audit_resolve_signing(keys, n_keys, x.daemon->git_signing_key, &x.git);
 	for (size_t i = 0; i < n_keys; i++)
 		if (key_usable(&keys[i]))
 			run_key_rules(&x, &keys[i]);

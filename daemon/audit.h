@@ -8,8 +8,8 @@
  * subkey-no-expiry, subkey-expiry-too-far, primary-secret-on-disk, subkey-secret-on-disk,
  * revoked-key-on-card, expired-key-on-card, revoked-default-key, pin-retries-low,
  * admin-pin-retries-low, touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen,
- * counter-went-down, scdaemon-ccid-conflict; of the daemon itself: pcsc-refused,
- * daemon-starting.
+ * counter-went-down, scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub; of the
+ * daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
 
@@ -39,9 +39,35 @@ bool audit_token_holds(const struct token *t, const char *fpr);
  * user id such as an address) names this key. */
 bool audit_key_matches_spec(const struct key *k, const char *spec);
 
+/* What a signing key spec (gpg.conf's default-key, git's user.signingkey) comes to. */
+enum audit_sign_state {
+	AUDIT_SIGN_USABLE,
+	AUDIT_SIGN_UNKNOWN, /* no key here matches */
+	AUDIT_SIGN_CANNOT_SIGN, /* the key has no subkey that can sign */
+	AUDIT_SIGN_REVOKED,
+	AUDIT_SIGN_EXPIRED,
+	AUDIT_SIGN_NO_SECRET, /* neither on disk nor a card stub */
+	AUDIT_SIGN_MAX,
+};
+
+struct audit_signing {
+	enum audit_sign_state state;
+	const struct key *key; /* the matching key; NULL when UNKNOWN */
+	/* USABLE: the subkey gpg signs with; otherwise the newest that would have been. */
+	const struct subkey *subkey;
+};
+
+/* Resolves spec as gpg does for signing: a fingerprint or key id naming that (sub)key with a
+ * trailing '!', else the newest usable signing subkey (the primary key last) of the key it
+ * names; a part of a user id names every key it matches, the first usable one wins. */
+void audit_resolve_signing(const struct key *keys, size_t n_keys, const char *spec,
+                           struct audit_signing *ret);
+
 /* What the rules need of the daemon besides tokens, keys and configuration. */
 struct audit_daemon {
 	const char *default_key; /* gpg.conf's default-key, or NULL */
+	/* git's user.signingkey when gpg.format is openpgp (or unset), or NULL */
+	const char *git_signing_key;
 	/* False until the first keyring listing has ended: a card slot is then judged against
 	 * no keys at all, and "in none of the keys keyctl knows" would be a false alarm. */
 	bool keys_listed;

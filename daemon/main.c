@@ -26,6 +26,7 @@
 #include "config.h"
 #include "events-log.h"
 #include "expiry.h"
+#include "watch-git.h"
 #include "watch-keyring.h"
 #include "log.h"
 #include "model.h"
@@ -52,9 +53,11 @@ struct daemon {
 	struct pcsc_watch *pcsc;
 	struct udev_watch *udev;
 	struct keyring_watch *keyring;
+	struct git_watch *git;
 	struct expiry_timer *timer;
 	struct state *state;
 	char default_key[KEYRING_DEFAULT_KEY_MAX];
+	char git_signing_key[GIT_SIGNING_KEY_MAX];
 	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
 	unsigned start_pending; /* START_* not yet in */
 	sd_event_source *start_timer;
@@ -232,6 +235,7 @@ static int derive(struct model *m, void *userdata)
 	const struct daemon_info *info = model_daemon_info(m);
 	struct audit_daemon dmn = {
 		.default_key = *d->default_key ? d->default_key : NULL,
+		.git_signing_key = *d->git_signing_key ? d->git_signing_key : NULL,
 		.keys_listed = d->keys_listed,
 		.pcsc_refused = info->pcsc_error,
 		.scd_ccid_on = d->scd_ccid_on,
@@ -404,6 +408,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 		return;
 	}
 	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
+	strcpy_trunc(d->git_signing_key, sizeof(d->git_signing_key), res->git_signing_key);
 	scd_ccid_update(d);
 	st.reason = "";
 	st.refreshed = daemon_now(d);
@@ -590,6 +595,15 @@ static int start_server(struct daemon *d)
 	return 0;
 }
 
+/* git's config changed: the keyring listing reads it again, off the loop thread. */
+static void on_git_config(struct git_watch *w, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->keyring)
+		(void)keyring_watch_refresh(d->keyring);
+}
+
 static void start_keyring(struct daemon *d, const char *home, const char *state_dir)
 {
 	const char *track[CONFIG_TRACK_MAX];
@@ -609,6 +623,9 @@ static void start_keyring(struct daemon *d, const char *home, const char *state_
 		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
 			(void)keyring_watch_set_owned_path(d->keyring, owned);
 	}
+	r = git_watch_new(d->event, on_git_config, d, &d->git);
+	if (r < 0)
+		log_warning_errno(r, "Failed to watch git's config, ignoring: %m");
 }
 
 static void start_pcsc(struct daemon *d)
@@ -691,6 +708,7 @@ static void daemon_stop(struct daemon *d)
 	d->udev = udev_watch_free(d->udev);
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);
+	d->git = git_watch_free(d->git);
 	d->server = server_free(d->server);
 	d->start_timer = sd_event_source_disable_unref(d->start_timer);
 	d->timer = expiry_timer_free(d->timer);

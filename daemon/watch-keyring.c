@@ -120,6 +120,9 @@ static void *job_run(void *arg)
 		if (r < 0)
 			j->res.default_key[0] = 0;
 	}
+	/* Likewise git's config (watch-git.c asks for this listing when it changes). */
+	if (j->res.error >= 0)
+		(void)git_signing_key(j->res.git_signing_key, sizeof(j->res.git_signing_key));
 	pthread_mutex_lock(&j->cancel.lock);
 	j->finished = true;
 	orphaned = j->orphaned;

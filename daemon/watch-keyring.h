@@ -10,6 +10,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "git-config.h"
 #include "keyring-list.h"
 #include "keyring-owned.h"
 
@@ -27,6 +28,7 @@ struct keyring_result {
 	struct key *keys;
 	size_t n_keys;
 	char default_key[KEYRING_DEFAULT_KEY_MAX]; /* "" when gpg.conf names none */
+	char git_signing_key[GIT_SIGNING_KEY_MAX]; /* "" when git signs with no OpenPGP key */
 	bool fast; /* the short way: just the owned and tracked keys (keyring_list_owned) */
 };
 

@@ -33,7 +33,9 @@ class Keyctld:
                         XDG_RUNTIME_DIR=os.path.join(self.tmp, 'runtime'),
                         XDG_CONFIG_HOME=os.path.join(self.tmp, 'config'),
                         XDG_STATE_HOME=os.path.join(self.tmp, 'state'))
-        for k in ('JOURNAL_STREAM', 'NOTIFY_SOCKET', 'KEYCTL_RENEWAL_URL', 'KEYCTL_TIME_OFFSET'):
+        # GIT_CONFIG_GLOBAL too: git's config is the temporary HOME's, not the developer's.
+        for k in ('JOURNAL_STREAM', 'NOTIFY_SOCKET', 'KEYCTL_RENEWAL_URL', 'KEYCTL_TIME_OFFSET',
+                  'GIT_CONFIG_GLOBAL'):
             self.env.pop(k, None)
         self.env.update(extra_env or {})
         self.prefix = list(prefix)

@@ -10,6 +10,12 @@ pin-retries-low, admin-pin-retries-low, touch-off-signing, revoked-key-on-card,
 counter-went-down, backup-token (the hint names gpg-connect-agent "learn --force" and the stubs
 still name the first card afterwards: the daemon ran nothing), card-slot-unknown-key (cards;
 cleared by importing the key and adding it to [keyring] track, then Reload).
+git-signing-key-unusable: a real ~/.gitconfig (HOME is the daemon's temporary directory) naming
+a key not here, then an expired subkey with '!'; each fixed as the hint says, the finding clears
+through the inotify watch alone; gpg.format = ssh silences it; the XDG file counts too; and the
+expiry warning of the subkey git signs with says so.
+card-key-no-stub: a card holding subkeys whose secrets were deleted and never learnt (no
+stubs) raises one per slot; gpg --card-status, the hint, writes the stubs and clears them.
 card-not-seen: the daemon remembers tokens across restarts (daemon/state.c), so a restart 31 days
 later (KEYCTL_TIME_OFFSET) without the card raises it, and one 29 days later does not.
 Helpers come from test-daemon-keys.py. Every process is stopped by pid, also on failure.
@@ -163,6 +169,68 @@ def test_keys(pcscd):
         check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
 
 
+def write_git(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + '.tmp', 'w') as f:
+        f.write(text)
+    os.rename(path + '.tmp', path)  # as editors save
+
+
+def test_git_signing(pcscd):
+    with kb.Keyring(pcscd) as kr:
+        gina = kr.create_key(uid='Gina Git <gina@example.org>', subkeys={'sig': 5, 'enc': 300})
+        olga = kr.create_key(uid='Olga Old <olga@example.org>',
+                             subkeys={'sig': -5, 'enc': 300})
+        rule = 'git-signing-key-unusable'
+        dm = dk.Daemon(kr.env)
+        gitconfig = os.path.join(dm.tmp, '.gitconfig')
+        xdg = os.path.join(dm.tmp, 'config', 'git', 'config')
+        write_git(gitconfig, '[user]\n\tname = Gina\n\tsigningkey = 0x0123456789ABCDEF\n')
+        write_git(xdg, '# nothing yet\n')
+        dm.start()
+        try:
+            fires(dm, rule, ("git's user.signingkey (0x0123456789ABCDEF)",
+                             'names no key with a secret part', 'git cannot sign commits'),
+                  'critical', 'git config --global user.signingkey')
+            # The hint's fix, written as an editor does: the watch alone clears it.
+            write_git(gitconfig, '[User]\n\tSigningKey = "%s" # mine\n' % gina['fpr'])
+            gone(dm, rule, '~/.gitconfig names Gina')
+            st = dm.status()
+            quiet(st, rule, 'Gina can sign')
+            fires(dm, 'subkey-expiring', ('Gina Git', 'expires in 5 days',
+                                          '(git signs with it)'), 'warning',
+                  subkey=gina['sig'])
+
+            # Exactly Olga's expired signing subkey ('!', long key id).
+            write_git(gitconfig, '[user]\n\tsigningkey = 0x%s!\n' % olga['sig'][-16:])
+            f = fires(dm, rule, ('Signing subkey', olga['sig'][-16:], 'Olga Old',
+                                 'has expired'), 'critical',
+                      'gpg --quick-set-expire %s 1y %s' % (olga['fpr'], olga['sig']),
+                      key=olga['fpr'], subkey=olga['sig'])
+            st = dm.status()
+            check('(git signs with it)' not in ' '.join(
+                x['message'] for x in find(st, 'subkey-expiring', subkey=gina['sig'])),
+                  'the expiry warning no longer names git once git signs with Olga')
+            kr.gpg('--quick-set-expire', olga['fpr'], '1y', olga['sig'])
+            gone(dm, rule, 'the hint: gpg --quick-set-expire 1y')
+
+            # gpg.format = ssh: user.signingkey is not an OpenPGP key.
+            write_git(gitconfig, '[user]\n\tsigningkey = ~/.ssh/id_ed25519.pub\n'
+                      '[gpg]\n\tformat = ssh\n')
+            time.sleep(1.5)
+            quiet(dm.status(), rule, 'gpg.format = ssh')
+            # The XDG file is read too (~/.gitconfig sets no signing key now).
+            write_git(gitconfig, '[gpg]\n\tformat = openpgp\n')
+            write_git(xdg, '[user]\n\tsigningkey = DEADBEEF\n')
+            fires(dm, rule, ("git's user.signingkey (DEADBEEF)",), 'critical')
+            os.unlink(xdg)
+            gone(dm, rule, 'the XDG git config was removed')
+            check(dm.alive(), 'the daemon is still running')
+        finally:
+            rc = dm.stop()
+        check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
+
+
 def test_cards(pcscd):
     with kb.Keyring(pcscd) as kr:
         carla = kr.create_key(uid='Carla Card <carla@example.org>',
@@ -275,6 +343,37 @@ def test_cards(pcscd):
         check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
 
 
+def test_card_key_no_stub(pcscd):
+    with kb.Keyring(pcscd) as kr:
+        nora = kr.create_key(uid='Nora Nostub <nora@example.org>',
+                             subkeys={'sig': 100, 'enc': 100, 'aut': 100})
+        card = pcscd.card(kr.card_profile(nora, serial='44444444'))
+        pcscd.wait_card(True)
+        # The secrets leave the disk, and gpg never saw the card: no stubs.
+        kr.remove_subkey_secrets(nora['fpr'], [nora[s] for s in ('sig', 'enc', 'aut')])
+        kr.stop()
+        tok = 'yubikey-44444444'
+        dm = dk.Daemon(kr.env).start()
+        try:
+            fires(dm, 'card-key-no-stub', ('signature slot of YubiKey #44444444',
+                                           nora['sig'][-16:], 'Nora Nostub', 'no stub'),
+                  'warning', 'gpg --card-status', key=nora['fpr'], subkey=nora['sig'],
+                  token=tok)
+            st = dm.status()
+            check(len(find(st, 'card-key-no-stub', token=tok)) == 3,
+                  'card-key-no-stub: one per slot (3)')
+            quiet(st, 'card-slot-unknown-key', 'the public keys are known', token=tok)
+            kr.card_status()
+            kr.scdaemon_pid()
+            gone(dm, 'card-key-no-stub', 'gpg --card-status wrote the stubs', timeout=30,
+                 token=tok)
+            check(dm.alive(), 'the daemon is still running')
+        finally:
+            rc = dm.stop()
+            card.remove()
+        check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
+
+
 def test_card_not_seen(pcscd):
     with kb.Keyring(pcscd) as kr:
         dana = kr.create_key(uid='Dana Away <dana@example.org>',
@@ -318,10 +417,13 @@ def main():
         return 77
     with kb.Pcscd() as pcscd:
         test_keys(pcscd)
+        test_git_signing(pcscd)
         test_cards(pcscd)
     # A pcscd of its own: no card of the tests above may stand in for the absent one.
     with kb.Pcscd() as pcscd:
         test_card_not_seen(pcscd)
+    with kb.Pcscd() as pcscd:
+        test_card_key_no_stub(pcscd)
     check(not procs.leftovers(), 'no process left running: %s' % procs.leftovers())
     return 1 if dk.failures else 0
 

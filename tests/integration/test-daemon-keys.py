@@ -94,7 +94,9 @@ class Daemon:
                         XDG_RUNTIME_DIR=os.path.join(self.tmp, 'runtime'),
                         XDG_CONFIG_HOME=os.path.join(self.tmp, 'config'),
                         XDG_STATE_HOME=os.path.join(self.tmp, 'state'))
-        for k in ('JOURNAL_STREAM', 'NOTIFY_SOCKET', 'KEYCTL_TIME_OFFSET', 'KEYCTL_RENEWAL_URL'):
+        # GIT_CONFIG_GLOBAL too: git's config is the temporary HOME's, not the developer's.
+        for k in ('JOURNAL_STREAM', 'NOTIFY_SOCKET', 'KEYCTL_TIME_OFFSET', 'KEYCTL_RENEWAL_URL',
+                  'GIT_CONFIG_GLOBAL'):
             if k not in env_extra:
                 self.env.pop(k, None)
         self.proc = None

@@ -27,12 +27,13 @@ struct world {
 	struct config cfg;
 	struct token tokens[2];
 	size_t n_tokens;
-	struct subkey subs[4];
+	struct subkey subs[5];
 	struct key key;
 	struct finding *f;
 	size_t n;
 	bool scd_ccid_on;
 	const char *gnupghome;
+	const char *git_key; /* git's user.signingkey */
 };
 
 static void set_subkey(struct subkey *s, const char *fpr, unsigned caps, enum secret_location loc)
@@ -94,6 +95,7 @@ static void world_run(struct world *w, const char *default_key)
 		.keys_listed = true,
 		.scd_ccid_on = w->scd_ccid_on,
 		.gnupghome = w->gnupghome,
+		.git_signing_key = w->git_key,
 	};
 
 	free(w->f);
@@ -375,17 +377,203 @@ TEST(revoked_default_key)
 	expect_only(&w, "revoked-default-key", 1);
 	world_run(&w, FPR_PRI "!");
 	expect_only(&w, "revoked-default-key", 1);
-	/* Quiet: another key is the default, or none. */
+	/* A default-key that names no key here: gpg cannot sign by default either. */
 	world_run(&w, "bob@example.org");
-	ASSERT_EQ(w.n, 0);
+	expect_only(&w, "revoked-default-key", 1);
+	ASSERT_STREQ(w.f[0].message, "gpg.conf's default-key (bob@example.org) names no key with a "
+	                             "secret part on this computer");
+	ASSERT_STREQ(w.f[0].hint, "point default-key in gpg.conf at NEWFPR");
 	world_run(&w, "0x0000000000000001");
-	ASSERT_EQ(w.n, 0);
+	expect_only(&w, "revoked-default-key", 1);
+	/* Quiet: none. */
 	world_run(&w, NULL);
 	ASSERT_EQ(w.n, 0);
 	/* Quiet: the default key is fine. */
 	w.key.revoked = false;
 	world_run(&w, "alice@example.org");
 	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(default_key_unusable)
+{
+	struct world w;
+
+	world_init(&w);
+	/* The signing subkey's secret is nowhere here: gpg cannot sign with the default key. */
+	w.subs[1].secret = SECRET_NONE;
+	w.tokens[0].openpgp.slots[SLOT_SIGN].fingerprint[0] = 0;
+	world_run(&w, "alice@example.org");
+	expect_only(&w, "revoked-default-key", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_WARNING);
+	ASSERT_STREQ(w.f[0].message,
+	             "gpg.conf's default-key (alice@example.org) signs with Signing subkey "
+	             "0x123FE942CEC8B16E of Alice <alice@example.org>, which has no secret part "
+	             "here, neither on disk nor on a card");
+	ASSERT_STREQ(w.f[0].hint, "Insert the card that holds it and run gpg --card-status; or "
+	                          "point default-key in gpg.conf at NEWFPR");
+	/* Quiet: the secret is on disk. */
+	w.subs[1].secret = SECRET_DISK;
+	world_run(&w, "alice@example.org");
+	ASSERT_EQ(count(&w, "revoked-default-key"), 0);
+	world_done(&w);
+}
+
+#define FPR_SIG2 "6A1B2C3D4E5F60718293A4B5C6D7E8F901234567"
+
+/* Alice gets a second, newer signing subkey, its stub naming the same card. */
+static void add_second_signing_subkey(struct world *w)
+{
+	set_subkey(&w->subs[4], FPR_SIG2, CAP_SIGN, SECRET_CARD);
+	w->subs[4].created = NOW - 10 * DAY;
+	w->subs[4].expires = NOW + 300 * DAY;
+	w->key.n_subkeys = 5;
+}
+
+static const struct finding *git_finding(struct world *w, const char *spec)
+{
+	w->git_key = spec;
+	world_run(w, NULL);
+	ASSERT_EQ(count(w, "git-signing-key-unusable"), 1);
+	return get(w, "git-signing-key-unusable");
+}
+
+static void git_quiet(struct world *w, const char *spec)
+{
+	w->git_key = spec;
+	world_run(w, NULL);
+	ASSERT_EQ(count(w, "git-signing-key-unusable"), 0);
+}
+
+TEST(git_signing_key)
+{
+	struct world w;
+	const struct finding *f;
+
+	world_init(&w);
+	/* Usable: the primary's fingerprint, the signing subkey's long and short id, with '!'. */
+	git_quiet(&w, FPR_PRI);
+	ASSERT_EQ(w.n, 0);
+	git_quiet(&w, "0x123FE942CEC8B16E");
+	git_quiet(&w, "CEC8B16E");
+	git_quiet(&w, FPR_SIG "!");
+	git_quiet(&w, "alice@example.org");
+	git_quiet(&w, NULL);
+
+	/* Not in the keyring at all. */
+	f = git_finding(&w, "0x0000000000000001");
+	ASSERT_EQ(f->level, LEVEL_CRITICAL);
+	ASSERT_STREQ(f->message, "git's user.signingkey (0x0000000000000001) names no key with a "
+	                         "secret part on this computer: git cannot sign commits");
+	/* The hint names the key that can sign. */
+	ASSERT_STREQ(f->hint, "git config --global user.signingkey " FPR_PRI);
+	ASSERT_STREQ(f->key, "");
+	expect_only(&w, "git-signing-key-unusable", 1);
+
+	/* '!' names a subkey that cannot sign. */
+	f = git_finding(&w, FPR_ENC "!");
+	ASSERT_STREQ(f->subkey, FPR_ENC);
+	ASSERT_TRUE(strstr(f->message, "Encryption subkey 0x416BF1B32F5D4F5B") != NULL);
+
+	/* Expired. */
+	w.subs[1].expires = NOW - DAY;
+	f = git_finding(&w, "CEC8B16E");
+	ASSERT_STREQ(f->message, "git's user.signingkey (CEC8B16E) signs with Signing subkey "
+	                         "0x123FE942CEC8B16E of Alice <alice@example.org>, which has "
+	                         "expired: git cannot sign commits");
+	ASSERT_STREQ(f->hint, "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG
+	                      "; or git config --global user.signingkey NEWFPR");
+	ASSERT_STREQ(f->key, FPR_PRI);
+	ASSERT_STREQ(f->subkey, FPR_SIG);
+
+	/* Revoked. */
+	world_reset(&w);
+	w.subs[1].revoked = true;
+	f = git_finding(&w, FPR_PRI);
+	ASSERT_TRUE(strstr(f->message, "which is revoked: git cannot sign") != NULL);
+
+	/* No secret part: neither on disk nor a stub (the card holds it: card-key-no-stub too). */
+	world_reset(&w);
+	w.subs[1].secret = SECRET_NONE;
+	f = git_finding(&w, "0x123FE942CEC8B16E");
+	ASSERT_TRUE(strstr(f->message, "which has no secret part here") != NULL);
+	ASSERT_EQ(count(&w, "card-key-no-stub"), 1);
+	ASSERT_EQ(w.n, 2);
+
+	/* Without '!', a revoked subkey's id names its key, whose newer subkey signs; with '!',
+	 * exactly the revoked one. The hint then names the key that can sign. */
+	world_reset(&w);
+	add_second_signing_subkey(&w);
+	w.subs[1].revoked = true;
+	git_quiet(&w, FPR_SIG);
+	git_quiet(&w, "0x123FE942CEC8B16E");
+	f = git_finding(&w, "0x123FE942CEC8B16E!");
+	ASSERT_STREQ(f->subkey, FPR_SIG);
+	f = git_finding(&w, "CEC8B16E!");
+	ASSERT_STREQ(f->subkey, FPR_SIG);
+	git_quiet(&w, FPR_SIG2 "!");
+	world_done(&w);
+}
+
+TEST(expiring_names_git)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[1].expires = NOW + 6 * DAY;
+	w.git_key = FPR_PRI;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiring", 1);
+	ASSERT_STREQ(w.f[0].message, "Signing subkey 0x123FE942CEC8B16E of Alice "
+	                             "<alice@example.org> on YubiKey #12345678 expires in 6 days "
+	                             "(2026-12-09) (git signs with it)");
+	/* A newer signing subkey expiring in 10 days replaces the old one: it alone is named,
+	 * with git only while git signs with it (not with '!' on the old one). */
+	add_second_signing_subkey(&w);
+	w.subs[4].expires = NOW + 10 * DAY;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiring", 1);
+	ASSERT_STREQ(w.f[0].subkey, FPR_SIG2);
+	ASSERT_TRUE(strstr(w.f[0].message, "(git signs with it)") != NULL);
+	w.git_key = FPR_SIG "!";
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiring", 1);
+	ASSERT_TRUE(strstr(w.f[0].message, "git") == NULL);
+	world_done(&w);
+}
+
+TEST(card_key_no_stub)
+{
+	struct world w;
+	const struct finding *f;
+
+	world_init(&w);
+	w.subs[2].secret = SECRET_NONE;
+	world_run(&w, NULL);
+	expect_only(&w, "card-key-no-stub", 1);
+	f = &w.f[0];
+	ASSERT_EQ(f->level, LEVEL_WARNING);
+	ASSERT_STREQ(f->message, "The encryption slot of YubiKey #12345678 holds Encryption subkey "
+	                         "0x416BF1B32F5D4F5B of Alice <alice@example.org>, but gpg does "
+	                         "not know the card has its secret (no stub)");
+	ASSERT_STREQ(f->hint, "With the card inserted, run gpg --card-status: it writes the stubs");
+	ASSERT_STREQ(f->key, FPR_PRI);
+	ASSERT_STREQ(f->subkey, FPR_ENC);
+	ASSERT_STREQ(f->token, "yubikey-12345678");
+	/* Quiet: the card is away, or the secret is on disk, or the subkey is revoked (that is
+	 * revoked-key-on-card's). */
+	w.tokens[0].present = false;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "card-key-no-stub"), 0);
+	w.tokens[0].present = true;
+	w.subs[2].secret = SECRET_DISK;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "card-key-no-stub"), 0);
+	w.subs[2].secret = SECRET_NONE;
+	w.subs[2].revoked = true;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "card-key-no-stub"), 0);
+	ASSERT_EQ(count(&w, "revoked-key-on-card"), 1);
 	world_done(&w);
 }
 
@@ -583,6 +771,10 @@ int main(void)
 	RUN(subkey_secret_on_disk);
 	RUN(key_on_card_revoked_expired);
 	RUN(revoked_default_key);
+	RUN(default_key_unusable);
+	RUN(git_signing_key);
+	RUN(expiring_names_git);
+	RUN(card_key_no_stub);
 	RUN(pin_retries);
 	RUN(touch_off_signing);
 	RUN(card_slot_unknown_key);
