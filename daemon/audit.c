@@ -16,25 +16,12 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "audit-internal.h"
 #include "audit.h"
 #include "card-openpgp.h"
 #include "expiry-math.h"
 
-struct ctx {
-	const struct token *tokens;
-	size_t n_tokens;
-	const struct key *keys;
-	size_t n_keys;
-	const struct config *cfg;
-	const struct audit_daemon *daemon;
-	int64_t now;
-	struct audit_signing git; /* what git's user.signingkey resolves to */
-	struct finding *f;
-	size_t n, allocated;
-	int error;
-};
-
-static _printf_(3, 4) void textf(char *buf, size_t size, const char *fmt, ...)
+void audit_textf(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,19 +37,19 @@ static bool fpr_eq(const char *a, const char *b)
 }
 
 /* The long key id: the fingerprint's last 16 digits (v4). */
-static const char *key_id(const char *fpr)
+const char *audit_key_id(const char *fpr)
 {
 	size_t n = strlen(fpr);
 
 	return n > 16 ? fpr + n - 16 : fpr;
 }
 
-static const char *uid_or_fpr(const struct key *k)
+const char *audit_uid_or_fpr(const struct key *k)
 {
 	return isempty(k->uid) ? k->fingerprint : k->uid;
 }
 
-static const char *subkey_role(const struct subkey *s)
+const char *audit_subkey_role(const struct subkey *s)
 {
 	if (s->is_primary)
 		return "Primary key";
@@ -75,7 +62,7 @@ static const char *subkey_role(const struct subkey *s)
 	return "Subkey";
 }
 
-static const char *slot_name(enum key_slot s)
+const char *audit_slot_name(enum key_slot s)
 {
 	static const char *const names[SLOT_MAX] = {
 		[SLOT_SIGN] = "signature",
@@ -95,16 +82,16 @@ static const struct token *token_by_id(const struct ctx *x, const char *id)
 	return NULL;
 }
 
-static const char *token_label(const struct token *t, char *buf, size_t size)
+const char *audit_token_label(const struct token *t, char *buf, size_t size)
 {
 	const char *serial = !isempty(t->serial) ? t->serial : t->openpgp.serial;
 	const char *kind =
 	        t->kind == TOKEN_KIND_UNKNOWN ? "OpenPGP card" : token_kind_display(t->kind);
 
 	if (isempty(serial))
-		textf(buf, size, "%s %s", kind, t->id);
+		audit_textf(buf, size, "%s %s", kind, t->id);
 	else
-		textf(buf, size, "%s #%s", kind, serial);
+		audit_textf(buf, size, "%s #%s", kind, serial);
 	return buf;
 }
 
@@ -115,16 +102,16 @@ static const char *where(const struct ctx *x, const struct subkey *s, char *buf,
 	char label[96], serial[9];
 
 	if (t)
-		textf(buf, size, " on %s", token_label(t, label, sizeof(label)));
+		audit_textf(buf, size, " on %s", audit_token_label(t, label, sizeof(label)));
 	else if (s->secret == SECRET_CARD && !isempty(s->card_serial))
-		textf(buf, size, " on card #%s", audit_serial_of(s->card_serial, serial));
+		audit_textf(buf, size, " on card #%s", audit_serial_of(s->card_serial, serial));
 	else
 		buf[0] = 0;
 	return buf;
 }
 
-static struct finding *add(struct ctx *x, const char *rule, enum level level, const struct key *k,
-                           const struct subkey *s, const struct token *t)
+struct finding *audit_add(struct ctx *x, const char *rule, enum level level, const struct key *k,
+                          const struct subkey *s, const struct token *t)
 {
 	struct finding *f;
 
@@ -158,14 +145,14 @@ static struct finding *add(struct ctx *x, const char *rule, enum level level, co
 	return f;
 }
 
-static void hint_set_expire(const struct key *k, const struct subkey *s, const char *period,
-                            char *buf, size_t size)
+void audit_hint_set_expire(const struct key *k, const struct subkey *s, const char *period,
+                           char *buf, size_t size)
 {
 	if (s->is_primary)
-		textf(buf, size, "gpg --quick-set-expire %s %s", k->fingerprint, period);
+		audit_textf(buf, size, "gpg --quick-set-expire %s %s", k->fingerprint, period);
 	else
-		textf(buf, size, "gpg --quick-set-expire %s %s %s", k->fingerprint, period,
-		      s->fingerprint);
+		audit_textf(buf, size, "gpg --quick-set-expire %s %s %s", k->fingerprint, period,
+		            s->fingerprint);
 }
 
 /* Another non-revoked, unexpired subkey that does at least what s does and lasts longer. With
@@ -193,8 +180,8 @@ static bool key_usable(const struct key *k)
 	return !k->revoked && k->n_subkeys > 0;
 }
 
-static const struct subkey *find_subkey(const struct ctx *x, const char *fpr,
-                                        const struct key **ret_key)
+const struct subkey *audit_find_subkey(const struct ctx *x, const char *fpr,
+                                       const struct key **ret_key)
 {
 	for (size_t i = 0; i < x->n_keys; i++)
 		for (size_t j = 0; j < x->keys[i].n_subkeys; j++)
@@ -210,21 +197,6 @@ static const struct subkey *find_subkey(const struct ctx *x, const char *fpr,
  * at the end, with the id from its row: per subkey of a usable key (an expired key's primary
  * alone), per usable key, once over all keys, per token, or once for the daemon.
  */
-struct rule;
-typedef void (*subkey_rule_fn)(struct ctx *x, const struct rule *r, const struct key *k,
-                               const struct subkey *s);
-typedef void (*key_rule_fn)(struct ctx *x, const struct rule *r, const struct key *k);
-typedef void (*token_rule_fn)(struct ctx *x, const struct rule *r, const struct token *t);
-typedef void (*global_rule_fn)(struct ctx *x, const struct rule *r);
-
-struct rule {
-	const char *id;
-	subkey_rule_fn subkey;
-	key_rule_fn key;
-	global_rule_fn keys_done; /* after every key, before the tokens */
-	token_rule_fn token;
-	global_rule_fn daemon; /* last: the daemon's own troubles */
-};
 
 /* " on YubiKey #..." where it is known, the relative and the absolute date of s's expiry. */
 struct expiry_words {
@@ -252,14 +224,14 @@ static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const stru
 
 	if (s->level < LEVEL_NOTICE || s->level > LEVEL_CRITICAL || has_successor(k, s, false))
 		return;
-	f = add(x, r->id, s->level, k, s, NULL);
+	f = audit_add(x, r->id, s->level, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
-	textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)%s", subkey_role(s),
-	      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date,
-	      git_signs_with(x, s) ? " (git signs with it)" : "");
-	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+	audit_textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)%s",
+	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
+	            w.rel, w.date, git_signs_with(x, s) ? " (git signs with it)" : "");
+	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule *r,
@@ -270,19 +242,21 @@ static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule 
 
 	if (s->level != LEVEL_EXPIRED || has_successor(k, s, true))
 		return;
-	f = add(x, r->id, LEVEL_CRITICAL, k, s, NULL);
+	f = audit_add(x, r->id, LEVEL_CRITICAL, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
 	if (s->expires != 0)
-		textf(f->message, sizeof(f->message),
-		      "%s 0x%s of %s%s %s (%s) and nothing replaces it", subkey_role(s),
-		      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date);
+		audit_textf(f->message, sizeof(f->message),
+		            "%s 0x%s of %s%s %s (%s) and nothing replaces it", audit_subkey_role(s),
+		            audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc, w.rel,
+		            w.date);
 	else
-		textf(f->message, sizeof(f->message),
-		      "%s 0x%s of %s%s has expired and nothing replaces it", subkey_role(s),
-		      key_id(s->fingerprint), uid_or_fpr(k), w.loc);
-	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+		audit_textf(f->message, sizeof(f->message),
+		            "%s 0x%s of %s%s has expired and nothing replaces it",
+		            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k),
+		            w.loc);
+	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 static void rule_subkey_no_expiry(struct ctx *x, const struct rule *r, const struct key *k,
@@ -293,15 +267,15 @@ static void rule_subkey_no_expiry(struct ctx *x, const struct rule *r, const str
 
 	if (s->level == LEVEL_EXPIRED || s->expires != 0)
 		return;
-	f = add(x, r->id, LEVEL_NOTICE, k, s, NULL);
+	f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
-	textf(f->message, sizeof(f->message),
-	      "%s 0x%s of %s%s never expires: an expiry date is the dead man's switch if the "
-	      "secret is lost",
-	      subkey_role(s), key_id(s->fingerprint), uid_or_fpr(k), w.loc);
-	hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
+	audit_textf(f->message, sizeof(f->message),
+	            "%s 0x%s of %s%s never expires: an expiry date is the dead man's switch if the "
+	            "secret is lost",
+	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc);
+	audit_hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
 }
 
 static void rule_subkey_expiry_too_far(struct ctx *x, const struct rule *r, const struct key *k,
@@ -313,15 +287,15 @@ static void rule_subkey_expiry_too_far(struct ctx *x, const struct rule *r, cons
 	if (s->level == LEVEL_EXPIRED || s->expires == 0 || x->cfg->max_validity_days == 0 ||
 	    s->expires - x->now <= (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY)
 		return;
-	f = add(x, r->id, LEVEL_NOTICE, k, s, NULL);
+	f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
-	textf(f->message, sizeof(f->message),
-	      "%s 0x%s of %s%s expires %s (%s), more than %u days ahead", subkey_role(s),
-	      key_id(s->fingerprint), uid_or_fpr(k), w.loc, w.rel, w.date,
-	      x->cfg->max_validity_days);
-	hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+	audit_textf(f->message, sizeof(f->message),
+	            "%s 0x%s of %s%s expires %s (%s), more than %u days ahead",
+	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
+	            w.rel, w.date, x->cfg->max_validity_days);
+	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 static void rule_primary_secret_on_disk(struct ctx *x, const struct rule *r, const struct key *k)
@@ -331,16 +305,16 @@ static void rule_primary_secret_on_disk(struct ctx *x, const struct rule *r, con
 
 	if (primary->level == LEVEL_EXPIRED || primary->secret != SECRET_DISK)
 		return;
-	f = add(x, r->id, LEVEL_NOTICE, k, primary, NULL);
+	f = audit_add(x, r->id, LEVEL_NOTICE, k, primary, NULL);
 	if (!f)
 		return;
-	textf(f->message, sizeof(f->message),
-	      "The secret primary key of %s (0x%s) is on this computer's disk", uid_or_fpr(k),
-	      key_id(k->fingerprint));
-	textf(f->hint, sizeof(f->hint),
-	      "Back it up offline (gpg --armor --export-secret-keys %s), then keep only the "
-	      "subkeys here: gpg --delete-secret-keys %s!",
-	      k->fingerprint, k->fingerprint);
+	audit_textf(f->message, sizeof(f->message),
+	            "The secret primary key of %s (0x%s) is on this computer's disk",
+	            audit_uid_or_fpr(k), audit_key_id(k->fingerprint));
+	audit_textf(f->hint, sizeof(f->hint),
+	            "Back it up offline (gpg --armor --export-secret-keys %s), then keep only the "
+	            "subkeys here: gpg --delete-secret-keys %s!",
+	            k->fingerprint, k->fingerprint);
 }
 
 static void rule_subkey_secret_on_disk(struct ctx *x, const struct rule *r, const struct key *k)
@@ -355,16 +329,17 @@ static void rule_subkey_secret_on_disk(struct ctx *x, const struct rule *r, cons
 		if (s->revoked || s->level == LEVEL_EXPIRED || s->secret != SECRET_DISK ||
 		    !(s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH)))
 			continue;
-		f = add(x, r->id, LEVEL_NOTICE, k, s, NULL);
+		f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
 		if (!f)
 			continue;
-		textf(f->message, sizeof(f->message),
-		      "%s 0x%s of %s is on this computer's disk, not on a token", subkey_role(s),
-		      key_id(s->fingerprint), uid_or_fpr(k));
-		textf(f->hint, sizeof(f->hint),
-		      "After an offline backup: gpg --edit-key %s, then \"key %zu\" and "
-		      "\"keytocard\"",
-		      k->fingerprint, i);
+		audit_textf(f->message, sizeof(f->message),
+		            "%s 0x%s of %s is on this computer's disk, not on a token",
+		            audit_subkey_role(s), audit_key_id(s->fingerprint),
+		            audit_uid_or_fpr(k));
+		audit_textf(f->hint, sizeof(f->hint),
+		            "After an offline backup: gpg --edit-key %s, then \"key %zu\" and "
+		            "\"keytocard\"",
+		            k->fingerprint, i);
 	}
 }
 
@@ -388,18 +363,18 @@ static void rule_card_not_seen(struct ctx *x, const struct rule *r, const struct
 		    x->now - t->last_seen <= (int64_t)x->cfg->card_unseen_days * SECONDS_PER_DAY)
 			continue;
 		done[n_done++] = t;
-		f = add(x, r->id, LEVEL_NOTICE, k, NULL, t);
+		f = audit_add(x, r->id, LEVEL_NOTICE, k, NULL, t);
 		if (!f)
 			continue;
-		textf(f->message, sizeof(f->message),
-		      "%s, which holds keys of %s, was last seen %" PRId64 " days ago (%s)",
-		      token_label(t, label, sizeof(label)), uid_or_fpr(k),
-		      (x->now - t->last_seen) / SECONDS_PER_DAY,
-		      expiry_format_date(date, sizeof(date), t->last_seen));
-		textf(f->hint, sizeof(f->hint),
-		      "Check that you still have it; if it is lost, revoke its subkeys: gpg "
-		      "--edit-key %s, \"key N\", \"revkey\"",
-		      k->fingerprint);
+		audit_textf(f->message, sizeof(f->message),
+		            "%s, which holds keys of %s, was last seen %" PRId64 " days ago (%s)",
+		            audit_token_label(t, label, sizeof(label)), audit_uid_or_fpr(k),
+		            (x->now - t->last_seen) / SECONDS_PER_DAY,
+		            expiry_format_date(date, sizeof(date), t->last_seen));
+		audit_textf(f->hint, sizeof(f->hint),
+		            "Check that you still have it; if it is lost, revoke its subkeys: gpg "
+		            "--edit-key %s, \"key N\", \"revkey\"",
+		            k->fingerprint);
 	}
 }
 
@@ -434,20 +409,21 @@ static void signing_message(struct finding *f, const char *what, const char *spe
 	const struct subkey *s = sg->subkey;
 
 	if (sg->state == AUDIT_SIGN_UNKNOWN)
-		textf(f->message, sizeof(f->message),
-		      "%s (%s) names no key with a secret part on this computer%s", what, spec,
-		      then);
+		audit_textf(f->message, sizeof(f->message),
+		            "%s (%s) names no key with a secret part on this computer%s", what,
+		            spec, then);
 	else if (!s)
-		textf(f->message, sizeof(f->message),
-		      "%s (%s) names %s (0x%s), which has no subkey that can sign%s", what, spec,
-		      uid_or_fpr(k), key_id(k->fingerprint), then);
+		audit_textf(f->message, sizeof(f->message),
+		            "%s (%s) names %s (0x%s), which has no subkey that can sign%s", what,
+		            spec, audit_uid_or_fpr(k), audit_key_id(k->fingerprint), then);
 	else
-		textf(f->message, sizeof(f->message),
-		      "%s (%s) signs with %s 0x%s of %s, which %s%s", what, spec, subkey_role(s),
-		      key_id(s->fingerprint), uid_or_fpr(k), sign_state_words[sg->state], then);
+		audit_textf(f->message, sizeof(f->message),
+		            "%s (%s) signs with %s 0x%s of %s, which %s%s", what, spec,
+		            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k),
+		            sign_state_words[sg->state], then);
 }
 
-static bool key_expired(const struct key *k)
+bool audit_key_expired(const struct key *k)
 {
 	return k->expired || k->subkeys[0].level == LEVEL_EXPIRED;
 }
@@ -460,14 +436,16 @@ static void signing_hint(const struct ctx *x, struct finding *f, const struct au
 	char fix[FINDING_TEXT_MAX] = "";
 
 	if (sg->state == AUDIT_SIGN_EXPIRED)
-		hint_set_expire(k, key_expired(k) ? &k->subkeys[0] : sg->subkey, "1y", fix,
-		                sizeof(fix));
+		audit_hint_set_expire(k, audit_key_expired(k) ? &k->subkeys[0] : sg->subkey, "1y",
+		                      fix, sizeof(fix));
 	else if (sg->state == AUDIT_SIGN_NO_SECRET)
-		textf(fix, sizeof(fix), "Insert the card that holds it and run gpg --card-status");
+		audit_textf(fix, sizeof(fix),
+		            "Insert the card that holds it and run gpg --card-status");
 	else if (sg->state == AUDIT_SIGN_CANNOT_SIGN)
-		textf(fix, sizeof(fix), "gpg --quick-add-key %s ed25519 sign 1y", k->fingerprint);
-	textf(f->hint, sizeof(f->hint), "%s%s%s %s", fix, *fix ? "; or " : "", set_other,
-	      usable_signing_key(x, k));
+		audit_textf(fix, sizeof(fix), "gpg --quick-add-key %s ed25519 sign 1y",
+		            k->fingerprint);
+	audit_textf(f->hint, sizeof(f->hint), "%s%s%s %s", fix, *fix ? "; or " : "", set_other,
+	            usable_signing_key(x, k));
 }
 
 static void rule_git_signing_key_unusable(struct ctx *x, const struct rule *r)
@@ -478,7 +456,7 @@ static void rule_git_signing_key_unusable(struct ctx *x, const struct rule *r)
 	/* Before the first listing every key would look unknown. */
 	if (isempty(spec) || !x->daemon->keys_listed || x->git.state == AUDIT_SIGN_USABLE)
 		return;
-	f = add(x, r->id, LEVEL_CRITICAL, x->git.key, x->git.subkey, NULL);
+	f = audit_add(x, r->id, LEVEL_CRITICAL, x->git.key, x->git.subkey, NULL);
 	if (!f)
 		return;
 	signing_message(f, "git's user.signingkey", spec, &x->git, ": git cannot sign commits");
@@ -500,320 +478,20 @@ static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 	if (sg.state == AUDIT_SIGN_USABLE)
 		return;
 	k = sg.key;
-	f = add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
+	f = audit_add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
 	if (!f)
 		return;
 	if (k && (k->revoked || k->expired || k->subkeys[0].level == LEVEL_EXPIRED)) {
-		textf(f->message, sizeof(f->message),
-		      "gpg.conf names %s (0x%s) as default-key, but that key is %s", uid_or_fpr(k),
-		      key_id(k->fingerprint), k->revoked ? "revoked" : "expired");
-		textf(f->hint, sizeof(f->hint),
-		      "Point default-key in gpg.conf at a valid key, or remove the line");
+		audit_textf(f->message, sizeof(f->message),
+		            "gpg.conf names %s (0x%s) as default-key, but that key is %s",
+		            audit_uid_or_fpr(k), audit_key_id(k->fingerprint),
+		            k->revoked ? "revoked" : "expired");
+		audit_textf(f->hint, sizeof(f->hint),
+		            "Point default-key in gpg.conf at a valid key, or remove the line");
 		return;
 	}
 	signing_message(f, "gpg.conf's default-key", default_key, &sg, "");
 	signing_hint(x, f, &sg, "point default-key in gpg.conf at");
-}
-
-/* Card rules judge what was read: a token with an error has no trustworthy card data. */
-static bool card_read(const struct token *t)
-{
-	return t->has_openpgp && isempty(t->error);
-}
-
-static void rule_counter_went_down(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	char label[96];
-	struct finding *f;
-
-	if (!t->counter_went_down)
-		return;
-	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, t);
-	if (!f)
-		return;
-	textf(f->message, sizeof(f->message),
-	      "The signature counter of %s went down since it was last seen: the card was reset, "
-	      "or another card carries its serial",
-	      token_label(t, label, sizeof(label)));
-	textf(f->hint, sizeof(f->hint), "If you did not reset it, treat this token as suspect");
-}
-
-/* GnuPG 2.4's scdaemon with its CCID driver on never asks pcscd, and pcscd holds the USB reader:
- * keyctl reads the card, gpg says "No such device" (Debian #1102717). */
-static void rule_scdaemon_ccid_conflict(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	const char *home = x->daemon->gnupghome;
-	char label[96];
-	struct finding *f;
-
-	if (!card_read(t) || !t->present || isempty(t->gpg_error) || !x->daemon->scd_ccid_on)
-		return;
-	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, t);
-	if (!f)
-		return;
-	textf(f->message, sizeof(f->message),
-	      "gpg cannot reach %s, which keyctl reads through pcscd (%s): GnuPG's scdaemon uses "
-	      "its own CCID driver and does not fall back to pcscd",
-	      token_label(t, label, sizeof(label)), t->gpg_error);
-	if (isempty(home))
-		textf(f->hint, sizeof(f->hint),
-		      "Add the line \"disable-ccid\" to scdaemon.conf in your GnuPG home, "
-		      "then run: gpgconf --kill scdaemon");
-	else
-		textf(f->hint, sizeof(f->hint),
-		      "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: gpgconf --kill "
-		      "scdaemon",
-		      home);
-}
-
-/* A PIN counter at or below [audit] pin-retries-low: a warning, critical once it is 0. */
-static struct finding *pin_finding(struct ctx *x, const struct rule *r, const struct token *t,
-                                   unsigned left, char *label, size_t size)
-{
-	struct finding *f;
-
-	if (!card_read(t) || left > x->cfg->pin_retries_low)
-		return NULL;
-	f = add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
-	if (f)
-		token_label(t, label, size);
-	return f;
-}
-
-static void rule_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	unsigned left = t->openpgp.pin_retries[0];
-	char label[96];
-	struct finding *f = pin_finding(x, r, t, left, label, sizeof(label));
-
-	if (!f)
-		return;
-	if (left == 0)
-		textf(f->message, sizeof(f->message), "The user PIN of %s is blocked", label);
-	else
-		textf(f->message, sizeof(f->message), "The user PIN of %s has %u tries left", label,
-		      left);
-	textf(f->hint, sizeof(f->hint),
-	      "Unblock or reset it with the admin PIN: gpg --card-edit, admin, passwd");
-}
-
-static void rule_admin_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	unsigned left = t->openpgp.pin_retries[2];
-	char label[96];
-	struct finding *f = pin_finding(x, r, t, left, label, sizeof(label));
-
-	if (!f)
-		return;
-	if (left == 0)
-		textf(f->message, sizeof(f->message),
-		      "The admin PIN of %s is locked: the OpenPGP application can only be reset, "
-		      "which erases its keys",
-		      label);
-	else
-		textf(f->message, sizeof(f->message), "The admin PIN of %s has %u tries left",
-		      label, left);
-	textf(f->hint, sizeof(f->hint), "Do not guess; find the admin PIN before the next attempt");
-}
-
-static void rule_touch_off_signing(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	const struct card_slot *sig = &t->openpgp.slots[SLOT_SIGN];
-	char label[96];
-	struct finding *f;
-
-	if (!card_read(t) || isempty(sig->fingerprint) || sig->touch != TOUCH_OFF)
-		return;
-	f = add(x, r->id, LEVEL_NOTICE, NULL, NULL, t);
-	if (!f)
-		return;
-	textf(f->message, sizeof(f->message),
-	      "%s signs without a touch: software on this computer can sign while the PIN is "
-	      "cached",
-	      token_label(t, label, sizeof(label)));
-	textf(f->hint, sizeof(f->hint), "%s",
-	      t->kind == TOKEN_KIND_YUBIKEY ? "ykman openpgp keys set-touch sig on"
-	                                    : "Enable the touch policy for signatures");
-}
-
-static void rule_card_slot_unknown_key(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	char label[96];
-
-	/* Before the first listing every slot would look unknown. */
-	if (!card_read(t) || !x->daemon->keys_listed)
-		return;
-	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
-		const char *fpr = t->openpgp.slots[s].fingerprint;
-		const struct key *k = NULL;
-		struct finding *f;
-
-		if (isempty(fpr) || find_subkey(x, fpr, &k))
-			continue;
-		f = add(x, r->id, LEVEL_NOTICE, NULL, NULL, t);
-		if (!f)
-			continue;
-		/* The subkey field keeps slots apart in the finding's identity. */
-		strcpy_trunc(f->subkey, sizeof(f->subkey), fpr);
-		textf(f->message, sizeof(f->message),
-		      "The %s slot of %s holds key %s, which is in none of the keys keyctl knows",
-		      slot_name(s), token_label(t, label, sizeof(label)), fpr);
-		textf(f->hint, sizeof(f->hint),
-		      "Import its public key (gpg --recv-keys %s, or fetch in gpg --card-edit), or "
-		      "add it to [keyring] track",
-		      fpr);
-	}
-}
-
-static void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	char label[96];
-
-	if (!card_read(t) || !x->daemon->keys_listed)
-		return;
-	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
-		const struct key *k = NULL;
-		const struct subkey *sk = find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
-		struct finding *f;
-
-		if (!sk || !(sk->revoked || k->revoked))
-			continue;
-		f = add(x, r->id, LEVEL_WARNING, k, sk, t);
-		if (!f)
-			continue;
-		textf(f->message, sizeof(f->message),
-		      "The %s slot of %s holds %s 0x%s of %s, which is revoked", slot_name(s),
-		      token_label(t, label, sizeof(label)), subkey_role(sk),
-		      key_id(sk->fingerprint), uid_or_fpr(k));
-		textf(f->hint, sizeof(f->hint),
-		      "Move a valid subkey to the card: gpg --edit-key %s, \"key N\", "
-		      "\"keytocard\"",
-		      k->fingerprint);
-	}
-}
-
-static void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	char label[96];
-
-	if (!card_read(t) || !x->daemon->keys_listed)
-		return;
-	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
-		const struct key *k = NULL;
-		const struct subkey *sk = find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
-		struct finding *f;
-
-		/* A revoked one is revoked-key-on-card's, expired or not. */
-		if (!sk || sk->revoked || k->revoked || !(sk->level == LEVEL_EXPIRED || k->expired))
-			continue;
-		f = add(x, r->id, LEVEL_WARNING, k, sk, t);
-		if (!f)
-			continue;
-		textf(f->message, sizeof(f->message),
-		      "The %s slot of %s holds %s 0x%s of %s, which has expired", slot_name(s),
-		      token_label(t, label, sizeof(label)), subkey_role(sk),
-		      key_id(sk->fingerprint), uid_or_fpr(k));
-		hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
-	}
-}
-
-/* A present card holds a subkey gpg knows only publicly: without a stub gpg-agent does not know
- * the card has its secret, and gpg refuses to sign or decrypt with it. */
-static void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	char label[96];
-
-	if (!t->present || !card_read(t) || !x->daemon->keys_listed)
-		return;
-	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
-		const struct key *k = NULL;
-		const struct subkey *sk = find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
-		struct finding *f;
-
-		/* A revoked or expired one is revoked- or expired-key-on-card's. */
-		if (!sk || sk->secret != SECRET_NONE || sk->revoked || k->revoked ||
-		    sk->level == LEVEL_EXPIRED || key_expired(k))
-			continue;
-		f = add(x, r->id, LEVEL_WARNING, k, sk, t);
-		if (!f)
-			continue;
-		textf(f->message, sizeof(f->message),
-		      "The %s slot of %s holds %s 0x%s of %s, but gpg does not know the card has "
-		      "its secret (no stub)",
-		      slot_name(s), token_label(t, label, sizeof(label)), subkey_role(sk),
-		      key_id(sk->fingerprint), uid_or_fpr(k));
-		textf(f->hint, sizeof(f->hint),
-		      "With the card inserted, run gpg --card-status: it writes the stubs");
-	}
-}
-
-/* An inserted token holding fingerprints whose stubs name another card: a backup token that
- * gpg-agent will not use until it learns it. One finding per (token, key). */
-static void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t)
-{
-	if (!t->present || !t->has_openpgp)
-		return;
-	for (size_t i = 0; i < x->n_keys; i++) {
-		const struct key *k = &x->keys[i];
-
-		for (size_t j = 0; j < k->n_subkeys; j++) {
-			const struct subkey *s = &k->subkeys[j];
-			char label[96], serial[9];
-			struct finding *f;
-
-			if (s->secret != SECRET_CARD || !audit_token_holds(t, s->fingerprint) ||
-			    audit_card_serial_matches(s->card_serial, &t->openpgp))
-				continue;
-			f = add(x, r->id, LEVEL_NOTICE, k, NULL, t);
-			if (f) {
-				textf(f->message, sizeof(f->message),
-				      "%s holds the same keys of %s as card #%s, which gpg "
-				      "expects: "
-				      "it looks like a backup token",
-				      token_label(t, label, sizeof(label)), uid_or_fpr(k),
-				      audit_serial_of(s->card_serial, serial));
-				textf(f->hint, sizeof(f->hint),
-				      "To use it instead, with it inserted: gpg-connect-agent "
-				      "\"scd "
-				      "serialno\" \"learn --force\" /bye");
-			}
-			break;
-		}
-	}
-}
-
-/* The daemon's own troubles: they explain an answer that lacks tokens or keys. */
-static void rule_pcsc_refused(struct ctx *x, const struct rule *r)
-{
-	struct finding *f;
-
-	if (isempty(x->daemon->pcsc_refused))
-		return;
-	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, NULL);
-	if (!f)
-		return;
-	textf(f->message, sizeof(f->message),
-	      "pcscd refuses keyctld: %s. No card is read until it lets keyctld in",
-	      x->daemon->pcsc_refused);
-	textf(f->hint, sizeof(f->hint),
-	      "pcscd asks polkit: allow your user with a polkit rule, or run pcscd with "
-	      "--disable-polkit; see /usr/share/doc/keyctl/polkit.md");
-}
-
-static void rule_daemon_starting(struct ctx *x, const struct rule *r)
-{
-	struct finding *f;
-
-	if (isempty(x->daemon->starting))
-		return;
-	f = add(x, r->id, LEVEL_WARNING, NULL, NULL, NULL);
-	if (!f)
-		return;
-	textf(f->message, sizeof(f->message),
-	      "keyctld is still starting: %s; this answer may lack what that brings",
-	      x->daemon->starting);
-	textf(f->hint, sizeof(f->hint),
-	      "Ask again shortly; if it lasts, see journalctl --user -u keyctld");
 }
 
 /* Every rule, one row each; the order is the order of the findings. */

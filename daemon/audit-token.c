@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The audit's rules about a token (a card read, its PIN counters, its touch policy, its slots
+ * against the keyring, its twin) and about the daemon itself (pcscd refused, still starting);
+ * one function per rule id, each a row of the table in audit.c.
+ *
+ * Does not: run the rules (audit.c does), read the clock, or log.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "audit-internal.h"
+#include "card-openpgp.h"
+
+/* Card rules judge what was read: a token with an error has no trustworthy card data. */
+static bool card_read(const struct token *t)
+{
+	return t->has_openpgp && isempty(t->error);
+}
+
+void rule_counter_went_down(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+	struct finding *f;
+
+	if (!t->counter_went_down)
+		return;
+	f = audit_add(x, r->id, LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	audit_textf(
+	        f->message, sizeof(f->message),
+	        "The signature counter of %s went down since it was last seen: the card was reset, "
+	        "or another card carries its serial",
+	        audit_token_label(t, label, sizeof(label)));
+	audit_textf(f->hint, sizeof(f->hint),
+	            "If you did not reset it, treat this token as suspect");
+}
+
+/* GnuPG 2.4's scdaemon with its CCID driver on never asks pcscd, and pcscd holds the USB reader:
+ * keyctl reads the card, gpg says "No such device" (Debian #1102717). */
+void rule_scdaemon_ccid_conflict(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	const char *home = x->daemon->gnupghome;
+	char label[96];
+	struct finding *f;
+
+	if (!card_read(t) || !t->present || isempty(t->gpg_error) || !x->daemon->scd_ccid_on)
+		return;
+	f = audit_add(x, r->id, LEVEL_WARNING, NULL, NULL, t);
+	if (!f)
+		return;
+	audit_textf(
+	        f->message, sizeof(f->message),
+	        "gpg cannot reach %s, which keyctl reads through pcscd (%s): GnuPG's scdaemon uses "
+	        "its own CCID driver and does not fall back to pcscd",
+	        audit_token_label(t, label, sizeof(label)), t->gpg_error);
+	if (isempty(home))
+		audit_textf(f->hint, sizeof(f->hint),
+		            "Add the line \"disable-ccid\" to scdaemon.conf in your GnuPG home, "
+		            "then run: gpgconf --kill scdaemon");
+	else
+		audit_textf(f->hint, sizeof(f->hint),
+		            "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: gpgconf "
+		            "--kill "
+		            "scdaemon",
+		            home);
+}
+
+/* A PIN counter at or below [audit] pin-retries-low: a warning, critical once it is 0. */
+static struct finding *pin_finding(struct ctx *x, const struct rule *r, const struct token *t,
+                                   unsigned left, char *label, size_t size)
+{
+	struct finding *f;
+
+	if (!card_read(t) || left > x->cfg->pin_retries_low)
+		return NULL;
+	f = audit_add(x, r->id, left == 0 ? LEVEL_CRITICAL : LEVEL_WARNING, NULL, NULL, t);
+	if (f)
+		audit_token_label(t, label, size);
+	return f;
+}
+
+void rule_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	unsigned left = t->openpgp.pin_retries[0];
+	char label[96];
+	struct finding *f = pin_finding(x, r, t, left, label, sizeof(label));
+
+	if (!f)
+		return;
+	if (left == 0)
+		audit_textf(f->message, sizeof(f->message), "The user PIN of %s is blocked", label);
+	else
+		audit_textf(f->message, sizeof(f->message), "The user PIN of %s has %u tries left",
+		            label, left);
+	audit_textf(f->hint, sizeof(f->hint),
+	            "Unblock or reset it with the admin PIN: gpg --card-edit, admin, passwd");
+}
+
+void rule_admin_pin_retries_low(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	unsigned left = t->openpgp.pin_retries[2];
+	char label[96];
+	struct finding *f = pin_finding(x, r, t, left, label, sizeof(label));
+
+	if (!f)
+		return;
+	if (left == 0)
+		audit_textf(
+		        f->message, sizeof(f->message),
+		        "The admin PIN of %s is locked: the OpenPGP application can only be reset, "
+		        "which erases its keys",
+		        label);
+	else
+		audit_textf(f->message, sizeof(f->message), "The admin PIN of %s has %u tries left",
+		            label, left);
+	audit_textf(f->hint, sizeof(f->hint),
+	            "Do not guess; find the admin PIN before the next attempt");
+}
+
+void rule_touch_off_signing(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	const struct card_slot *sig = &t->openpgp.slots[SLOT_SIGN];
+	char label[96];
+	struct finding *f;
+
+	if (!card_read(t) || isempty(sig->fingerprint) || sig->touch != TOUCH_OFF)
+		return;
+	f = audit_add(x, r->id, LEVEL_NOTICE, NULL, NULL, t);
+	if (!f)
+		return;
+	audit_textf(f->message, sizeof(f->message),
+	            "%s signs without a touch: software on this computer can sign while the PIN is "
+	            "cached",
+	            audit_token_label(t, label, sizeof(label)));
+	audit_textf(f->hint, sizeof(f->hint), "%s",
+	            t->kind == TOKEN_KIND_YUBIKEY ? "ykman openpgp keys set-touch sig on"
+	                                          : "Enable the touch policy for signatures");
+}
+
+void rule_card_slot_unknown_key(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	/* Before the first listing every slot would look unknown. */
+	if (!card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const char *fpr = t->openpgp.slots[s].fingerprint;
+		const struct key *k = NULL;
+		struct finding *f;
+
+		if (isempty(fpr) || audit_find_subkey(x, fpr, &k))
+			continue;
+		f = audit_add(x, r->id, LEVEL_NOTICE, NULL, NULL, t);
+		if (!f)
+			continue;
+		/* The subkey field keeps slots apart in the finding's identity. */
+		strcpy_trunc(f->subkey, sizeof(f->subkey), fpr);
+		audit_textf(
+		        f->message, sizeof(f->message),
+		        "The %s slot of %s holds key %s, which is in none of the keys keyctl knows",
+		        audit_slot_name(s), audit_token_label(t, label, sizeof(label)), fpr);
+		audit_textf(f->hint, sizeof(f->hint),
+		            "Import its public key (gpg --recv-keys %s, or fetch in gpg "
+		            "--card-edit), or "
+		            "add it to [keyring] track",
+		            fpr);
+	}
+}
+
+void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	if (!card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const struct key *k = NULL;
+		const struct subkey *sk = audit_find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
+		struct finding *f;
+
+		if (!sk || !(sk->revoked || k->revoked))
+			continue;
+		f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
+		if (!f)
+			continue;
+		audit_textf(f->message, sizeof(f->message),
+		            "The %s slot of %s holds %s 0x%s of %s, which is revoked",
+		            audit_slot_name(s), audit_token_label(t, label, sizeof(label)),
+		            audit_subkey_role(sk), audit_key_id(sk->fingerprint),
+		            audit_uid_or_fpr(k));
+		audit_textf(f->hint, sizeof(f->hint),
+		            "Move a valid subkey to the card: gpg --edit-key %s, \"key N\", "
+		            "\"keytocard\"",
+		            k->fingerprint);
+	}
+}
+
+void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	if (!card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const struct key *k = NULL;
+		const struct subkey *sk = audit_find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
+		struct finding *f;
+
+		/* A revoked one is revoked-key-on-card's, expired or not. */
+		if (!sk || sk->revoked || k->revoked || !(sk->level == LEVEL_EXPIRED || k->expired))
+			continue;
+		f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
+		if (!f)
+			continue;
+		audit_textf(f->message, sizeof(f->message),
+		            "The %s slot of %s holds %s 0x%s of %s, which has expired",
+		            audit_slot_name(s), audit_token_label(t, label, sizeof(label)),
+		            audit_subkey_role(sk), audit_key_id(sk->fingerprint),
+		            audit_uid_or_fpr(k));
+		audit_hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
+	}
+}
+
+/* A present card holds a subkey gpg knows only publicly: without a stub gpg-agent does not know
+ * the card has its secret, and gpg refuses to sign or decrypt with it. */
+void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	char label[96];
+
+	if (!t->present || !card_read(t) || !x->daemon->keys_listed)
+		return;
+	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
+		const struct key *k = NULL;
+		const struct subkey *sk = audit_find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
+		struct finding *f;
+
+		/* A revoked or expired one is revoked- or expired-key-on-card's. */
+		if (!sk || sk->secret != SECRET_NONE || sk->revoked || k->revoked ||
+		    sk->level == LEVEL_EXPIRED || audit_key_expired(k))
+			continue;
+		f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
+		if (!f)
+			continue;
+		audit_textf(
+		        f->message, sizeof(f->message),
+		        "The %s slot of %s holds %s 0x%s of %s, but gpg does not know the card has "
+		        "its secret (no stub)",
+		        audit_slot_name(s), audit_token_label(t, label, sizeof(label)),
+		        audit_subkey_role(sk), audit_key_id(sk->fingerprint), audit_uid_or_fpr(k));
+		audit_textf(f->hint, sizeof(f->hint),
+		            "With the card inserted, run gpg --card-status: it writes the stubs");
+	}
+}
+
+/* An inserted token holding fingerprints whose stubs name another card: a backup token that
+ * gpg-agent will not use until it learns it. One finding per (token, key). */
+void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	if (!t->present || !t->has_openpgp)
+		return;
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const struct key *k = &x->keys[i];
+
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const struct subkey *s = &k->subkeys[j];
+			char label[96], serial[9];
+			struct finding *f;
+
+			if (s->secret != SECRET_CARD || !audit_token_holds(t, s->fingerprint) ||
+			    audit_card_serial_matches(s->card_serial, &t->openpgp))
+				continue;
+			f = audit_add(x, r->id, LEVEL_NOTICE, k, NULL, t);
+			if (f) {
+				audit_textf(f->message, sizeof(f->message),
+				            "%s holds the same keys of %s as card #%s, which gpg "
+				            "expects: "
+				            "it looks like a backup token",
+				            audit_token_label(t, label, sizeof(label)),
+				            audit_uid_or_fpr(k),
+				            audit_serial_of(s->card_serial, serial));
+				audit_textf(
+				        f->hint, sizeof(f->hint),
+				        "To use it instead, with it inserted: gpg-connect-agent "
+				        "\"scd "
+				        "serialno\" \"learn --force\" /bye");
+			}
+			break;
+		}
+	}
+}
+
+/* The daemon's own troubles: they explain an answer that lacks tokens or keys. */
+void rule_pcsc_refused(struct ctx *x, const struct rule *r)
+{
+	struct finding *f;
+
+	if (isempty(x->daemon->pcsc_refused))
+		return;
+	f = audit_add(x, r->id, LEVEL_WARNING, NULL, NULL, NULL);
+	if (!f)
+		return;
+	audit_textf(f->message, sizeof(f->message),
+	            "pcscd refuses keyctld: %s. No card is read until it lets keyctld in",
+	            x->daemon->pcsc_refused);
+	audit_textf(f->hint, sizeof(f->hint),
+	            "pcscd asks polkit: allow your user with a polkit rule, or run pcscd with "
+	            "--disable-polkit; see /usr/share/doc/keyctl/polkit.md");
+}
+
+void rule_daemon_starting(struct ctx *x, const struct rule *r)
+{
+	struct finding *f;
+
+	if (isempty(x->daemon->starting))
+		return;
+	f = audit_add(x, r->id, LEVEL_WARNING, NULL, NULL, NULL);
+	if (!f)
+		return;
+	audit_textf(f->message, sizeof(f->message),
+	            "keyctld is still starting: %s; this answer may lack what that brings",
+	            x->daemon->starting);
+	audit_textf(f->hint, sizeof(f->hint),
+	            "Ask again shortly; if it lasts, see journalctl --user -u keyctld");
+}
