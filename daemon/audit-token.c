@@ -62,9 +62,8 @@ void rule_scdaemon_ccid_conflict(struct ctx *x, const struct rule *r, const stru
 		            "then run: gpgconf --kill scdaemon");
 	else
 		audit_textf(f->hint, sizeof(f->hint),
-		            "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: gpgconf "
-		            "--kill "
-		            "scdaemon",
+		            "Add the line \"disable-ccid\" to %s/scdaemon.conf, then run: "
+		            "gpgconf --kill scdaemon",
 		            home);
 }
 
@@ -164,9 +163,8 @@ void rule_card_slot_unknown_key(struct ctx *x, const struct rule *r, const struc
 		        "The %s slot of %s holds key %s, which is in none of the keys keyctl knows",
 		        audit_slot_name(s), audit_token_label(t, label, sizeof(label)), fpr);
 		audit_textf(f->hint, sizeof(f->hint),
-		            "Import its public key (gpg --recv-keys %s, or fetch in gpg "
-		            "--card-edit), or "
-		            "add it to [keyring] track",
+		            "Import its public key (gpg --recv-keys %s, or fetch in "
+		            "gpg --card-edit), or add it to [keyring] track",
 		            fpr);
 	}
 }
@@ -277,16 +275,14 @@ void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *
 			if (f) {
 				audit_textf(f->message, sizeof(f->message),
 				            "%s holds the same keys of %s as card #%s, which gpg "
-				            "expects: "
-				            "it looks like a backup token",
+				            "expects: it looks like a backup token",
 				            audit_token_label(t, label, sizeof(label)),
 				            audit_uid_or_fpr(k),
 				            audit_serial_of(s->card_serial, serial));
 				audit_textf(
 				        f->hint, sizeof(f->hint),
 				        "To use it instead, with it inserted: gpg-connect-agent "
-				        "\"scd "
-				        "serialno\" \"learn --force\" /bye");
+				        "\"scd serialno\" \"learn --force\" /bye");
 			}
 			break;
 		}
