@@ -13,6 +13,7 @@
 #include <winscard.h>
 
 #include "model.h"
+#include "path-wait.h"
 #include "types.h"
 #include "watch-hooks.h"
 
@@ -44,8 +45,8 @@ struct pcsc_watch {
 
 	int efd;
 	sd_event_source *efd_source;
-	sd_event_source *inotify_source;
-	char inotify_dir[PATH_MAX];
+	struct path_wait socket_wait; /* while pcscd is away */
+	sd_event_source *socket_source;
 	sd_event_source *retry_source;
 	unsigned retries;
 	sd_event_source *backoff_source;
