@@ -6,9 +6,9 @@
  * use-keyboxd, GnuPG >= 2.4.1's default for new homes), on public-keys.d: keyboxd keeps
  * pubring.db open and writes it, its -wal and -journal in place, so there IN_MODIFY counts, not
  * only IN_CLOSE_WRITE (-shm changes on reads and is left out). A 200 ms debounce, the listing on
- * a worker thread that reports through an eventfd, a 60 s watchdog that cancels the gpgme
- * operation (gpgme_cancel_async is safe from another thread), and exponential retry. Retries are
- * bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken must not wake
+ * a worker thread that reports through a loop wake (loop-wake.c), a 60 s watchdog that cancels the
+ * gpgme operation (gpgme_cancel_async is safe from another thread), and exponential retry. Retries
+ * are bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken must not wake
  * us every few minutes for ever. What mends it is seen anyway: a rewritten pubring.kbx or key
  * file through the watches, a GNUPGHOME created later through a wait on its nearest existing
  * parent (path-wait.c), anything else through Reload (SIGHUP).
@@ -16,13 +16,11 @@
  * Does not: list keys (keyring-list.c), write to the keyring, talk to gpg-agent, or log.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -30,6 +28,7 @@
 
 #include "fileio.h"
 #include "gpg-conf.h"
+#include "loop-wake.h"
 #include "path-wait.h"
 #include "watch-keyring.h"
 
@@ -40,7 +39,7 @@ struct job {
 	char gpg_path[PATH_MAX];
 	char track[KEYRING_TRACK_MAX][FPR_HEX_MAX]; /* a copy: an orphaned job outlives the watch */
 	size_t n_track;
-	int efd;
+	struct loop_wake *wake; /* a reference of its own: an orphaned job outlives the watch */
 	/* In: what the watch knew (load: read the file first). Out: what this listing learnt. */
 	struct keyring_owned owned;
 	bool full, load_owned;
@@ -67,8 +66,8 @@ struct keyring_watch {
 	/* While GNUPGHOME does not exist: a wait for it to appear (path-wait.c). */
 	struct path_wait parent_wait;
 	sd_event_source *parent_source;
-	sd_event_source *debounce, *retry, *watchdog, *done;
-	int efd;
+	sd_event_source *debounce, *retry, *watchdog;
+	struct loop_wake *done;
 	struct job *job;
 	pthread_t thread;
 	bool pending;
@@ -86,8 +85,7 @@ static void job_free(struct job *j)
 	if (!j)
 		return;
 	keyring_keys_free(j->res.keys, j->res.n_keys);
-	if (j->efd >= 0)
-		close(j->efd);
+	loop_wake_unref(j->wake);
 	pthread_mutex_destroy(&j->cancel.lock);
 	free(j);
 }
@@ -96,9 +94,7 @@ static void *job_run(void *arg)
 {
 	struct job *j = arg;
 	const char *track[KEYRING_TRACK_MAX];
-	uint64_t one = 1;
 	bool orphaned;
-	ssize_t k;
 
 	for (size_t i = 0; i < j->n_track; i++)
 		track[i] = j->track[i];
@@ -130,9 +126,7 @@ static void *job_run(void *arg)
 		job_free(j);
 		return NULL;
 	}
-	do
-		k = write(j->efd, &one, sizeof(one));
-	while (k < 0 && errno == EINTR);
+	(void)loop_wake_post(j->wake);
 	return NULL;
 }
 
@@ -334,15 +328,12 @@ static int on_parent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
-static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static int on_done(void *userdata)
 {
 	struct keyring_watch *w = userdata;
 	struct job *j = w->job;
-	uint64_t v;
 	int r = 0;
 
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
-		return -errno;
 	if (!j)
 		return 0;
 	pthread_join(w->thread, NULL);
@@ -405,17 +396,13 @@ static int refresh(struct keyring_watch *w)
 	j->full = w->full_next;
 	w->full_next = false;
 	memcpy(j->owned_path, w->owned_path, sizeof(j->owned_path));
-	j->efd = fcntl(w->efd, F_DUPFD_CLOEXEC, 3);
-	if (j->efd < 0)
-		return -errno;
 	r = pthread_mutex_init(&j->cancel.lock, NULL);
-	if (r != 0) {
-		close(j->efd);
+	if (r != 0)
 		return -r;
-	}
+	j->wake = loop_wake_ref(w->done);
 	r = pthread_create(&w->thread, NULL, job_run, j);
 	if (r != 0) {
-		close(j->efd);
+		loop_wake_unref(j->wake);
 		pthread_mutex_destroy(&j->cancel.lock);
 		return -r;
 	}
@@ -434,7 +421,6 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->efd = -1;
 	path_wait_init(&w->parent_wait);
 	w->timeout = KEYRING_LIST_TIMEOUT_USEC;
 	w->event = sd_event_ref(e);
@@ -457,13 +443,9 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 		}
 		w->n_track = n_track;
 	}
-	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0)
-		return -errno;
-	r = sd_event_add_io(e, &w->done, w->efd, EPOLLIN, on_done, w);
+	r = loop_wake_new(e, "keyring-done", on_done, w, &w->done);
 	if (r < 0)
 		return r;
-	(void)sd_event_source_set_description(w->done, "keyring-done");
 	/* The first listing starts once the loop runs, after the caller's setters. */
 	(void)watches_ensure(w);
 	r = arm_timer(w, &w->debounce, 0, on_debounce, "keyring-debounce");
@@ -548,9 +530,7 @@ struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
 	sd_event_source_disable_unref(w->debounce);
 	sd_event_source_disable_unref(w->retry);
 	sd_event_source_disable_unref(w->watchdog);
-	sd_event_source_disable_unref(w->done);
-	if (w->efd >= 0)
-		close(w->efd);
+	loop_wake_detach(w->done);
 	free(w->track);
 	sd_event_unref(w->event);
 	free(w);

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 #include <winscard.h>
 
+#include "loop-wake.h"
 #include "model.h"
 #include "path-wait.h"
 #include "types.h"
@@ -43,8 +44,7 @@ struct pcsc_watch {
 	char socket_path[PATH_MAX];
 	char gnupghome[256];
 
-	int efd;
-	sd_event_source *efd_source;
+	struct loop_wake *wake; /* posted by the worker after each msg */
 	struct path_wait socket_wait; /* while pcscd is away */
 	sd_event_source *socket_source;
 	sd_event_source *retry_source;

@@ -3,7 +3,7 @@
  * The PC/SC watcher: one worker thread (watch-pcsc-worker.c) blocks in SCardGetStatusChange
  * (INFINITE) over every reader plus the "\\?PnP?\Notification" pseudo reader, and reads a card when
  * it appears or its event counter (upper 16 bits of dwEventState) moves. Results go into a
- * mutex-guarded queue and wake the sd-event loop through an eventfd; the loop side turns them into
+ * mutex-guarded queue and wake the sd-event loop (loop-wake.c); the loop side turns them into
  * model sightings.
  *
  * Reading (card-pcsc.c): the only application we SELECT is OpenPGP, which is the one scdaemon
@@ -39,7 +39,6 @@
  * debug.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -47,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -133,15 +131,11 @@ static void join_worker(struct pcsc_watch *w)
 	w->thread_running = false;
 }
 
-static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static int on_wakeup(void *userdata)
 {
 	struct pcsc_watch *w = userdata;
 	struct msg *q;
-	uint64_t v;
 	int r;
-
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_debug_errno(-errno, "PC/SC: eventfd read failed: %m");
 
 	pthread_mutex_lock(&w->lock);
 	q = w->queue;
@@ -371,7 +365,6 @@ int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->efd = -1;
 	path_wait_init(&w->socket_wait);
 	pthread_mutex_init(&w->lock, NULL);
 	w->queue_tail = &w->queue;
@@ -385,13 +378,9 @@ int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 		return r;
 	strcpy_trunc(w->gnupghome, sizeof(w->gnupghome), model_daemon_info(m)->gnupghome);
 
-	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0)
-		return -errno;
-	r = sd_event_add_io(e, &w->efd_source, w->efd, EPOLLIN, on_wakeup, w);
+	r = loop_wake_new(e, "pcsc-watch", on_wakeup, w, &w->wake);
 	if (r < 0)
 		return r;
-	(void)sd_event_source_set_description(w->efd_source, "pcsc-watch");
 
 	r = start_worker(w);
 	if (r < 0)
@@ -447,9 +436,7 @@ struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)
 		w->thread_running = false;
 	}
 	disarm_wait(w);
-	w->efd_source = sd_event_source_disable_unref(w->efd_source);
-	if (w->efd >= 0)
-		close(w->efd);
+	w->wake = loop_wake_detach(w->wake);
 	while (w->queue) {
 		struct msg *m = w->queue;
 
