@@ -21,7 +21,7 @@
 #undef MAX
 #include "client.h"
 #include "codec.h"
-#include "daemon-wait.h"
+#include "path-wait.h"
 #include "expiry-math.h"
 #include "notify-state.h"
 #include "notify-text.h"
@@ -59,7 +59,7 @@ struct app {
 	unsigned backoff, retries;
 	unsigned backoff_max; /* the longest wait between reconnects; KEYCTL_NOTIFY_RETRY_MAX */
 	int64_t checked_at; /* the daemon's clock at the last announce_all() */
-	struct daemon_wait wait; /* armed while the daemon is away */
+	struct path_wait wait; /* armed while the daemon is away */
 	guint wait_source;
 	bool synced; /* the "state" reply of this connection arrived */
 

@@ -2,7 +2,7 @@
 /*
  * keyctl-notify's link to keyctld: connects and calls io.keyctl.Watch, reads its replies into
  * notify-mirror.c, and outlives the daemon. A daemon whose socket goes away is waited for
- * (inotify on its socket's directory, daemon-wait.c, after a few retries 1 s to 16 s apart); a
+ * (inotify on its socket's directory, path-wait.c, after a few retries 1 s to 16 s apart); a
  * connection that ends or is refused while the socket is there (the daemon full, restarting, or
  * not answering) is retried with a backoff from 1 s doubling to 60 s, for as long as it takes;
  * either way it is resynced from Watch's "state" reply.
@@ -36,7 +36,7 @@ static void stop_waiting(struct app *a)
 	if (a->wait_source)
 		g_source_remove(a->wait_source);
 	a->wait_source = 0;
-	daemon_wait_done(&a->wait);
+	path_wait_done(&a->wait);
 }
 
 /* Watches for the daemon's socket to appear; false when that cannot be done here. */
@@ -50,14 +50,14 @@ static bool start_waiting(struct app *a)
 	r = a->socket ? strcpy_bounded(path, sizeof(path), a->socket)
 	              : varlink_client_socket_path(path, sizeof(path));
 	if (r >= 0)
-		r = daemon_wait_arm(&a->wait, path);
+		r = path_wait_arm(&a->wait, path);
 	if (r < 0) {
 		log_msg("Cannot watch for the daemon's socket (%s); retrying up to every %u s",
 		        strerror(-r), a->backoff_max);
-		daemon_wait_done(&a->wait);
+		path_wait_done(&a->wait);
 		return false;
 	}
-	a->wait_source = g_unix_fd_add(daemon_wait_fd(&a->wait), G_IO_IN, on_socket_event, a);
+	a->wait_source = g_unix_fd_add(path_wait_fd(&a->wait), G_IO_IN, on_socket_event, a);
 	return true;
 }
 
@@ -165,13 +165,13 @@ static gboolean on_reconnect(gpointer data)
 static gboolean on_socket_event(gint fd, GIOCondition cond, gpointer data)
 {
 	struct app *a = data;
-	int r = daemon_wait_process(&a->wait);
+	int r = path_wait_process(&a->wait);
 
 	if (r < 0) {
 		/* The watch broke: fall back to retrying, so we still find the daemon. */
 		log_msg("Watching for the daemon's socket failed: %s", strerror(-r));
 		a->wait_source = 0;
-		daemon_wait_done(&a->wait);
+		path_wait_done(&a->wait);
 		a->retries = 0;
 		schedule_reconnect(a, r);
 		return G_SOURCE_REMOVE;

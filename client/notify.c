@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	int r;
 
 	memcpy(a.thresholds, defaults, sizeof(defaults));
-	daemon_wait_init(&a.wait);
+	path_wait_init(&a.wait);
 	a.policy = (struct expiry_policy){
 		.thresholds = a.thresholds,
 		.n_thresholds = ELEMENTSOF(defaults),

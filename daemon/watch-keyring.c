@@ -6,23 +6,21 @@
  * use-keyboxd, GnuPG >= 2.4.1's default for new homes), on public-keys.d: keyboxd keeps
  * pubring.db open and writes it, its -wal and -journal in place, so there IN_MODIFY counts, not
  * only IN_CLOSE_WRITE (-shm changes on reads and is left out). A 200 ms debounce, the listing on
- * a worker thread that reports through an eventfd, a 60 s watchdog that cancels the gpgme
- * operation (gpgme_cancel_async is safe from another thread), and exponential retry. Retries are
- * bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken must not wake
+ * a worker thread that reports through a loop wake (loop-wake.c), a 60 s watchdog that cancels the
+ * gpgme operation (gpgme_cancel_async is safe from another thread), and exponential retry. Retries
+ * are bounded (KEYRING_RETRY_ATTEMPTS, about 13 minutes): a keyring that stays broken must not wake
  * us every few minutes for ever. What mends it is seen anyway: a rewritten pubring.kbx or key
- * file through the watches, a GNUPGHOME created later through a watch on its nearest existing
- * parent, anything else through Reload (SIGHUP).
+ * file through the watches, a GNUPGHOME created later through a wait on its nearest existing
+ * parent (path-wait.c), anything else through Reload (SIGHUP).
  *
  * Does not: list keys (keyring-list.c), write to the keyring, talk to gpg-agent, or log.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -30,6 +28,8 @@
 
 #include "fileio.h"
 #include "gpg-conf.h"
+#include "loop-wake.h"
+#include "path-wait.h"
 #include "watch-keyring.h"
 
 struct job {
@@ -39,7 +39,7 @@ struct job {
 	char gpg_path[PATH_MAX];
 	char track[KEYRING_TRACK_MAX][FPR_HEX_MAX]; /* a copy: an orphaned job outlives the watch */
 	size_t n_track;
-	int efd;
+	struct loop_wake *wake; /* a reference of its own: an orphaned job outlives the watch */
 	/* In: what the watch knew (load: read the file first). Out: what this listing learnt. */
 	struct keyring_owned owned;
 	bool full, load_owned;
@@ -63,11 +63,11 @@ struct keyring_watch {
 	/* public-keys.d, while common.conf says use-keyboxd. */
 	sd_event_source *inotify_kbxd;
 	bool keyboxd;
-	/* While GNUPGHOME does not exist: its nearest existing parent, for the home to appear. */
-	sd_event_source *inotify_parent;
-	char parent_dir[PATH_MAX];
-	sd_event_source *debounce, *retry, *watchdog, *done;
-	int efd;
+	/* While GNUPGHOME does not exist: a wait for it to appear (path-wait.c). */
+	struct path_wait parent_wait;
+	sd_event_source *parent_source;
+	sd_event_source *debounce, *retry, *watchdog;
+	struct loop_wake *done;
 	struct job *job;
 	pthread_t thread;
 	bool pending;
@@ -85,8 +85,7 @@ static void job_free(struct job *j)
 	if (!j)
 		return;
 	keyring_keys_free(j->res.keys, j->res.n_keys);
-	if (j->efd >= 0)
-		close(j->efd);
+	loop_wake_unref(j->wake);
 	pthread_mutex_destroy(&j->cancel.lock);
 	free(j);
 }
@@ -95,9 +94,7 @@ static void *job_run(void *arg)
 {
 	struct job *j = arg;
 	const char *track[KEYRING_TRACK_MAX];
-	uint64_t one = 1;
 	bool orphaned;
-	ssize_t k;
 
 	for (size_t i = 0; i < j->n_track; i++)
 		track[i] = j->track[i];
@@ -132,9 +129,7 @@ static void *job_run(void *arg)
 		job_free(j);
 		return NULL;
 	}
-	do
-		k = write(j->efd, &one, sizeof(one));
-	while (k < 0 && errno == EINTR);
+	(void)loop_wake_post(j->wake);
 	return NULL;
 }
 
@@ -201,26 +196,27 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* Watches the nearest existing parent of the missing home. A directory on the way may be
- * created between looking and watching: look again after each new watch (a few times; an
- * event on the new watch covers what changes after that). */
-static void parent_watch_ensure(struct keyring_watch *w)
-{
-	const uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
-	char dir[PATH_MAX];
+static int on_parent(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 
-	for (int i = 0; i < 8; i++) {
-		if (path_nearest_dir(w->home, dir, sizeof(dir)) < 0)
-			return;
-		if (w->inotify_parent && streq(w->parent_dir, dir))
-			return;
-		w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		if (sd_event_add_inotify(w->event, &w->inotify_parent, dir, mask, on_inotify, w) <
-		    0)
-			return;
-		(void)sd_event_source_set_description(w->inotify_parent, "keyring-parent");
-		strcpy_trunc(w->parent_dir, sizeof(w->parent_dir), dir);
+/* Waits for the missing home to appear. Failures are survived: the next refresh tries again. */
+static void parent_wait_ensure(struct keyring_watch *w)
+{
+	if (path_wait_arm(&w->parent_wait, w->home) < 0)
+		return;
+	if (w->parent_source)
+		return;
+	if (sd_event_add_io(w->event, &w->parent_source, path_wait_fd(&w->parent_wait), EPOLLIN,
+	                    on_parent, w) < 0) {
+		path_wait_done(&w->parent_wait);
+		return;
 	}
+	(void)sd_event_source_set_description(w->parent_source, "keyring-parent");
+}
+
+static void parent_wait_stop(struct keyring_watch *w)
+{
+	w->parent_source = sd_event_source_disable_unref(w->parent_source);
+	path_wait_done(&w->parent_wait);
 }
 
 /* (Re)adds the inotify watches that are missing; the home or its key directory may appear
@@ -238,14 +234,14 @@ static bool watches_ensure(struct keyring_watch *w)
 		return false;
 	if (!w->inotify_home &&
 	    sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify, w) < 0) {
-		parent_watch_ensure(w);
-		/* It may have appeared while the parent's watch was being set up. */
+		parent_wait_ensure(w);
+		/* It may have appeared while the wait was being set up. */
 		(void)sd_event_add_inotify(w->event, &w->inotify_home, w->home, mask, on_inotify,
 		                           w);
 	}
-	if (w->inotify_home && w->inotify_parent) {
-		w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		appeared = true;
+	if (w->inotify_home) {
+		appeared = w->parent_source != NULL;
+		parent_wait_stop(w);
 	}
 	if (!w->inotify_keys &&
 	    snprintf(path, sizeof(path), "%s/private-keys-v1.d", w->home) < (int)sizeof(path))
@@ -298,17 +294,6 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 {
 	struct keyring_watch *w = userdata;
 
-	if (s == w->inotify_parent) {
-		if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
-			w->inotify_parent = sd_event_source_disable_unref(w->inotify_parent);
-		else if (ev->len == 0 || !path_is_next_step(w->home, w->parent_dir, ev->name))
-			return 0; /* something else appeared beside the way to the home */
-		/* Listing only once the home is there: gpg on a missing home is a wasted run. */
-		if (watches_ensure(w))
-			return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
-			                 "keyring-debounce");
-		return 0;
-	}
 	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
 		/* The watched directory is gone or was renamed away (a restored backup moved in
 		 * its place): watches_ensure() watches the path again once it exists. The key
@@ -329,15 +314,29 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce, "keyring-debounce");
 }
 
-static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static int on_parent(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct keyring_watch *w = userdata;
+	int r = path_wait_process(&w->parent_wait);
+
+	if (r < 0) {
+		/* The wait broke: the next refresh (a Reload) sets it up again. */
+		parent_wait_stop(w);
+		return 0;
+	}
+	/* Listing only once the home is there: gpg on a missing home is a wasted run. */
+	if (r > 0 && watches_ensure(w))
+		return arm_timer(w, &w->debounce, KEYRING_DEBOUNCE_USEC, on_debounce,
+		                 "keyring-debounce");
+	return 0;
+}
+
+static int on_done(void *userdata)
 {
 	struct keyring_watch *w = userdata;
 	struct job *j = w->job;
-	uint64_t v;
 	int r = 0;
 
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
-		return -errno;
 	if (!j)
 		return 0;
 	pthread_join(w->thread, NULL);
@@ -400,17 +399,13 @@ static int refresh(struct keyring_watch *w)
 	j->full = w->full_next;
 	w->full_next = false;
 	memcpy(j->owned_path, w->owned_path, sizeof(j->owned_path));
-	j->efd = fcntl(w->efd, F_DUPFD_CLOEXEC, 3);
-	if (j->efd < 0)
-		return -errno;
 	r = pthread_mutex_init(&j->cancel.lock, NULL);
-	if (r != 0) {
-		close(j->efd);
+	if (r != 0)
 		return -r;
-	}
+	j->wake = loop_wake_ref(w->done);
 	r = pthread_create(&w->thread, NULL, job_run, j);
 	if (r != 0) {
-		close(j->efd);
+		loop_wake_unref(j->wake);
 		pthread_mutex_destroy(&j->cancel.lock);
 		return -r;
 	}
@@ -429,7 +424,7 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->efd = -1;
+	path_wait_init(&w->parent_wait);
 	w->timeout = KEYRING_LIST_TIMEOUT_USEC;
 	w->event = sd_event_ref(e);
 	w->fn = fn;
@@ -451,13 +446,9 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 		}
 		w->n_track = n_track;
 	}
-	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0)
-		return -errno;
-	r = sd_event_add_io(e, &w->done, w->efd, EPOLLIN, on_done, w);
+	r = loop_wake_new(e, "keyring-done", on_done, w, &w->done);
 	if (r < 0)
 		return r;
-	(void)sd_event_source_set_description(w->done, "keyring-done");
 	/* The first listing starts once the loop runs, after the caller's setters. */
 	(void)watches_ensure(w);
 	r = arm_timer(w, &w->debounce, 0, on_debounce, "keyring-debounce");
@@ -538,13 +529,11 @@ struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
 	sd_event_source_disable_unref(w->inotify_home);
 	sd_event_source_disable_unref(w->inotify_keys);
 	sd_event_source_disable_unref(w->inotify_kbxd);
-	sd_event_source_disable_unref(w->inotify_parent);
+	parent_wait_stop(w);
 	sd_event_source_disable_unref(w->debounce);
 	sd_event_source_disable_unref(w->retry);
 	sd_event_source_disable_unref(w->watchdog);
-	sd_event_source_disable_unref(w->done);
-	if (w->efd >= 0)
-		close(w->efd);
+	loop_wake_detach(w->done);
 	free(w->track);
 	sd_event_unref(w->event);
 	free(w);

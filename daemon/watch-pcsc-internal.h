@@ -12,7 +12,9 @@
 #include <systemd/sd-event.h>
 #include <winscard.h>
 
+#include "loop-wake.h"
 #include "model.h"
+#include "path-wait.h"
 #include "types.h"
 #include "watch-hooks.h"
 
@@ -42,10 +44,9 @@ struct pcsc_watch {
 	char socket_path[PATH_MAX];
 	char gnupghome[256];
 
-	int efd;
-	sd_event_source *efd_source;
-	sd_event_source *inotify_source;
-	char inotify_dir[PATH_MAX];
+	struct loop_wake *wake; /* posted by the worker after each msg */
+	struct path_wait socket_wait; /* while pcscd is away */
+	sd_event_source *socket_source;
 	sd_event_source *retry_source;
 	unsigned retries;
 	sd_event_source *backoff_source;

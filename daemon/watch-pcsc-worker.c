@@ -26,14 +26,15 @@
 
 static void post_msg(struct pcsc_watch *w, struct msg *m)
 {
-	uint64_t one = 1;
+	int r;
 
 	pthread_mutex_lock(&w->lock);
 	*w->queue_tail = m;
 	w->queue_tail = &m->next;
 	pthread_mutex_unlock(&w->lock);
-	if (write(w->efd, &one, sizeof(one)) < 0)
-		log_debug_errno(-errno, "PC/SC: eventfd write failed: %m");
+	r = loop_wake_post(w->wake);
+	if (r < 0)
+		log_debug_errno(r, "PC/SC: cannot wake the loop: %m");
 }
 
 static void post(struct pcsc_watch *w, enum msg_type type, const char *reader,

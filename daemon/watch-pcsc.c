@@ -3,7 +3,7 @@
  * The PC/SC watcher: one worker thread (watch-pcsc-worker.c) blocks in SCardGetStatusChange
  * (INFINITE) over every reader plus the "\\?PnP?\Notification" pseudo reader, and reads a card when
  * it appears or its event counter (upper 16 bits of dwEventState) moves. Results go into a
- * mutex-guarded queue and wake the sd-event loop through an eventfd; the loop side turns them into
+ * mutex-guarded queue and wake the sd-event loop (loop-wake.c); the loop side turns them into
  * model sightings.
  *
  * Reading (card-pcsc.c): the only application we SELECT is OpenPGP, which is the one scdaemon
@@ -24,11 +24,11 @@
  *
  * pcscd's absence is a state, not an error: every PC/SC sighting is removed, pcsc_available is
  * cleared, and the loop waits for pcscd's socket ($PCSCLITE_CSOCK_NAME or /run/pcscd/pcscd.comm)
- * with inotify on its directory (or the nearest existing parent), without polling. A pcscd that
- * accepts the connection and then drops it (pcsc-lite 2.x when polkit refuses the caller: no
- * active session, a container, an ssh login) is a refusal: daemon_info.pcsc_error says so, and
- * the next attempt waits 1 s, doubling to 5 min, until a context holds through its first look;
- * a new socket or pcsc_watch_kick() (a token plugged in) tries again at once. Under systemd,
+ * with inotify on its directory (or the nearest existing parent: path-wait.c), without polling. A
+ * pcscd that accepts the connection and then drops it (pcsc-lite 2.x when polkit refuses the
+ * caller: no active session, a container, an ssh login) is a refusal: daemon_info.pcsc_error says
+ * so, and the next attempt waits 1 s, doubling to 5 min, until a context holds through its first
+ * look; a new socket or pcsc_watch_kick() (a token plugged in) tries again at once. Under systemd,
  * pcscd.socket keeps the socket, so SCardEstablishContext starts pcscd on demand and the service
  * never looks absent. pcscd --auto-exit (Debian's pcscd.service) arms its 60 s exit alarm only
  * when its list of client contexts becomes empty (winscard_svc.c), so the context this watcher
@@ -39,7 +39,6 @@
  * debug.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -47,8 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -60,6 +57,7 @@
 #include "card-pcsc.h"
 #include "fileio.h"
 #include "log.h"
+#include "path-wait.h"
 #include "watch-pcsc-internal.h"
 #include "watch-pcsc.h"
 #include "card-scd.h"
@@ -133,15 +131,11 @@ static void join_worker(struct pcsc_watch *w)
 	w->thread_running = false;
 }
 
-static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static int on_wakeup(void *userdata)
 {
 	struct pcsc_watch *w = userdata;
 	struct msg *q;
-	uint64_t v;
 	int r;
-
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_debug_errno(-errno, "PC/SC: eventfd read failed: %m");
 
 	pthread_mutex_lock(&w->lock);
 	q = w->queue;
@@ -195,10 +189,10 @@ static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdat
 /* True when something listens on pcscd's socket. A stale socket file (pcscd killed) refuses. */
 static void disarm_wait(struct pcsc_watch *w)
 {
-	w->inotify_source = sd_event_source_disable_unref(w->inotify_source);
+	w->socket_source = sd_event_source_disable_unref(w->socket_source);
+	path_wait_done(&w->socket_wait);
 	w->retry_source = sd_event_source_disable_unref(w->retry_source);
 	w->backoff_source = sd_event_source_disable_unref(w->backoff_source);
-	w->inotify_dir[0] = 0;
 }
 
 static void try_start(struct pcsc_watch *w)
@@ -285,29 +279,14 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+/* A new socket is a new pcscd (or its socket unit): it deserves a try at once. */
+static void socket_appeared(struct pcsc_watch *w)
 {
-	struct pcsc_watch *w = userdata;
-	char dir[PATH_MAX];
-	const char *base;
-
-	strcpy_trunc(dir, sizeof(dir), w->socket_path);
-	*strrchr(dir, '/') = 0;
-	base = strrchr(w->socket_path, '/') + 1;
-
-	if (!streq(w->inotify_dir, dir[0] ? dir : "/")) {
-		/* Watching a parent: something was created on the way, look again. */
-		(void)arm_wait(w);
-		return 0;
-	}
-	if (ev->len == 0 || !streq(ev->name, base))
-		return 0;
-	/* A new socket is a new pcscd (or its socket unit): it deserves a try at once. */
 	w->backoff_usec = 0;
 	w->backoff_source = sd_event_source_disable_unref(w->backoff_source);
 	if (unix_socket_answers(w->socket_path)) {
 		try_start(w);
-		return 0;
+		return;
 	}
 	/* The socket exists before pcscd listens on it (bind, then listen): give it a moment, a
 	 * bounded number of times, then go back to waiting for the next creation. */
@@ -315,32 +294,37 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	if (!w->retry_source)
 		(void)sd_event_add_time_relative(w->event, &w->retry_source, CLOCK_MONOTONIC,
 		                                 SOCKET_RETRY_USEC, 0, on_retry, w);
+}
+
+/* The socket created or re-created (pcscd restarted in an existing /run/pcscd), or the
+ * directories above it: path_wait_process() says 1 whenever the socket is there after that. */
+static int on_socket_wait(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct pcsc_watch *w = userdata;
+	int r = path_wait_process(&w->socket_wait);
+
+	if (r < 0)
+		log_debug_errno(r, "PC/SC: watching for pcscd's socket failed, ignoring: %m");
+	else if (r > 0)
+		socket_appeared(w);
 	return 0;
 }
 
-/* inotify on the socket's directory, or the nearest existing parent. */
+/* inotify on the socket's directory, or the nearest existing parent (path-wait.c). */
 static int arm_inotify(struct pcsc_watch *w)
 {
-	char dir[PATH_MAX];
 	int r;
 
-	/* A directory on the way may be created between looking and watching: look again after
-	 * each new watch until the nearest existing directory is the watched one. */
-	for (;;) {
-		r = path_nearest_dir(w->socket_path, dir, sizeof(dir));
-		if (r < 0)
-			return r;
-		if (streq(w->inotify_dir, dir))
-			break;
-		w->inotify_source = sd_event_source_disable_unref(w->inotify_source);
-		w->inotify_dir[0] = 0;
-		r = sd_event_add_inotify(w->event, &w->inotify_source, dir,
-		                         IN_CREATE | IN_MOVED_TO | IN_ONLYDIR, on_inotify, w);
-		if (r < 0)
-			return r;
-		(void)sd_event_source_set_description(w->inotify_source, "pcscd-socket");
-		strcpy_trunc(w->inotify_dir, sizeof(w->inotify_dir), dir);
-	}
+	r = path_wait_arm(&w->socket_wait, w->socket_path);
+	if (r < 0)
+		return r;
+	if (w->socket_source)
+		return 0;
+	r = sd_event_add_io(w->event, &w->socket_source, path_wait_fd(&w->socket_wait), EPOLLIN,
+	                    on_socket_wait, w);
+	if (r < 0)
+		return r;
+	(void)sd_event_source_set_description(w->socket_source, "pcscd-socket");
 	return 0;
 }
 
@@ -381,7 +365,7 @@ int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->efd = -1;
+	path_wait_init(&w->socket_wait);
 	pthread_mutex_init(&w->lock, NULL);
 	w->queue_tail = &w->queue;
 	w->event = sd_event_ref(e);
@@ -394,13 +378,9 @@ int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 		return r;
 	strcpy_trunc(w->gnupghome, sizeof(w->gnupghome), model_daemon_info(m)->gnupghome);
 
-	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0)
-		return -errno;
-	r = sd_event_add_io(e, &w->efd_source, w->efd, EPOLLIN, on_wakeup, w);
+	r = loop_wake_new(e, "pcsc-watch", on_wakeup, w, &w->wake);
 	if (r < 0)
 		return r;
-	(void)sd_event_source_set_description(w->efd_source, "pcsc-watch");
 
 	r = start_worker(w);
 	if (r < 0)
@@ -456,9 +436,7 @@ struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)
 		w->thread_running = false;
 	}
 	disarm_wait(w);
-	w->efd_source = sd_event_source_disable_unref(w->efd_source);
-	if (w->efd >= 0)
-		close(w->efd);
+	w->wake = loop_wake_detach(w->wake);
 	while (w->queue) {
 		struct msg *m = w->queue;
 

@@ -2,7 +2,7 @@
 /*
  * Watches PC/SC readers and cards (pcsc-lite) and reports each reader's card to the model as a
  * PC/SC sighting. The waiting and the card reads run on one worker thread; results reach the
- * sd-event loop through an eventfd, so nothing here blocks the loop.
+ * sd-event loop through a loop wake (loop-wake.c), so nothing here blocks the loop.
  *
  * Does not: parse card data (card-openpgp.c), talk to gpg-agent itself (card-scd.c), or
  * merge sightings into tokens (model.c).

@@ -8,22 +8,19 @@
  *
  * The identification that needs no I/O beyond sysfs happens on the loop and is reported at once;
  * a YubiKey's serial through the OTP interface (libykpers-1, USB control transfers) is read on one
- * worker thread, whose results come back through an eventfd and update the sighting. The first
- * look is complete (hooks.settled) once the enumeration is done and every serial it asked the
- * worker for has come back.
+ * worker thread, whose results come back through a loop wake (loop-wake.c) and update the sighting.
+ * The first look is complete (hooks.settled) once the enumeration is done and every serial it asked
+ * the worker for has come back.
  *
  * Does not: decide what a token is (card-usb.c and the table do), merge sightings (the model).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <systemd/sd-device.h>
 
@@ -31,6 +28,7 @@
 #include "card-usb-table.h"
 #include "card-usb.h"
 #include "fileio.h"
+#include "loop-wake.h"
 #include "watch-udev.h"
 
 #define SYSPATH_MAX 512
@@ -72,8 +70,7 @@ struct udev_watch {
 	pthread_cond_t cond;
 	struct otp_job jobs[JOBS_MAX], results[JOBS_MAX];
 	size_t n_jobs, n_results;
-	int efd;
-	sd_event_source *efd_source;
+	struct loop_wake *wake; /* posted by the worker after each result */
 
 	struct watch_hooks hooks;
 	size_t otp_outstanding; /* loop side: jobs queued whose result has not come back */
@@ -326,7 +323,6 @@ static void *otp_worker(void *userdata)
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		struct otp_job j;
-		uint64_t one = 1;
 
 		while (!w->stop && w->n_jobs == 0)
 			pthread_cond_wait(&w->cond, &w->lock);
@@ -343,9 +339,8 @@ static void *otp_worker(void *userdata)
 		pthread_mutex_lock(&w->lock);
 		if (w->n_results < JOBS_MAX)
 			w->results[w->n_results++] = j;
-		if (write(w->efd, &one, sizeof(one)) < 0) {
-			/* the counter cannot overflow at this rate; nothing to do */
-		}
+		/* It cannot fail: the fd is ours and outlives this thread. */
+		(void)loop_wake_post(w->wake);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -371,15 +366,12 @@ static void otp_result_apply(struct udev_watch *w, const struct otp_job *j)
 	(void)device_report(w, d);
 }
 
-static int on_results(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static int on_results(void *userdata)
 {
 	struct udev_watch *w = userdata;
 	struct otp_job results[JOBS_MAX];
-	uint64_t count;
 	size_t n;
 
-	if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-		return 0;
 	pthread_mutex_lock(&w->lock);
 	n = w->n_results;
 	memcpy(results, w->results, n * sizeof(results[0]));
@@ -422,7 +414,6 @@ int udev_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->efd = -1;
 	w->event = sd_event_ref(e);
 	w->model = m;
 	if (hooks)
@@ -430,10 +421,7 @@ int udev_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 
-	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0)
-		return -errno;
-	r = sd_event_add_io(e, &w->efd_source, w->efd, EPOLLIN, on_results, w);
+	r = loop_wake_new(e, "udev-otp", on_results, w, &w->wake);
 	if (r < 0)
 		return r;
 	r = -pthread_create(&w->thread, NULL, otp_worker, w);
@@ -480,9 +468,7 @@ struct udev_watch *udev_watch_free(struct udev_watch *w)
 		pthread_mutex_unlock(&w->lock);
 		pthread_join(w->thread, NULL);
 	}
-	sd_event_source_disable_unref(w->efd_source);
-	if (w->efd >= 0)
-		close(w->efd);
+	loop_wake_detach(w->wake);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	sd_event_unref(w->event);

@@ -11,11 +11,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon-wait.h"
+#include "path-wait.h"
 #include "test.h"
 #include "util.h"
 
-static char base[] = "/tmp/keyctl-daemon-wait-XXXXXX";
+static char base[] = "/tmp/keyctl-path-wait-XXXXXX";
 
 static bool readable(int fd)
 {
@@ -43,57 +43,57 @@ static void path_of(char *buf, size_t size, const char *rel)
 
 TEST(through_missing_directories)
 {
-	struct daemon_wait w;
+	struct path_wait w;
 	char runtime[256], dir[256], sock[256], beside[256];
 
 	path_of(runtime, sizeof(runtime), "runtime");
 	path_of(dir, sizeof(dir), "runtime/keyctl");
 	path_of(sock, sizeof(sock), "runtime/keyctl/socket");
 	path_of(beside, sizeof(beside), "other");
-	daemon_wait_init(&w);
-	ASSERT_OK(daemon_wait_arm(&w, sock));
+	path_wait_init(&w);
+	ASSERT_OK(path_wait_arm(&w, sock));
 	ASSERT_STREQ(w.dir, base);
 
 	/* Something beside the way: read, not news. */
 	ASSERT_OK(mkdir(beside, 0700));
-	ASSERT_TRUE(readable(daemon_wait_fd(&w)));
-	ASSERT_EQ(daemon_wait_process(&w), 0);
+	ASSERT_TRUE(readable(path_wait_fd(&w)));
+	ASSERT_EQ(path_wait_process(&w), 0);
 	ASSERT_STREQ(w.dir, base);
 
 	/* The runtime directory, then the daemon's: the watch moves down, no socket yet. */
 	ASSERT_OK(mkdir(runtime, 0700));
-	ASSERT_TRUE(readable(daemon_wait_fd(&w)));
-	ASSERT_EQ(daemon_wait_process(&w), 0);
+	ASSERT_TRUE(readable(path_wait_fd(&w)));
+	ASSERT_EQ(path_wait_process(&w), 0);
 	ASSERT_STREQ(w.dir, runtime);
 	ASSERT_OK(mkdir(dir, 0700));
-	ASSERT_TRUE(readable(daemon_wait_fd(&w)));
-	ASSERT_EQ(daemon_wait_process(&w), 0);
+	ASSERT_TRUE(readable(path_wait_fd(&w)));
+	ASSERT_EQ(path_wait_process(&w), 0);
 	ASSERT_STREQ(w.dir, dir);
 
 	make_socket(sock);
-	ASSERT_TRUE(readable(daemon_wait_fd(&w)));
-	ASSERT_EQ(daemon_wait_process(&w), 1);
+	ASSERT_TRUE(readable(path_wait_fd(&w)));
+	ASSERT_EQ(path_wait_process(&w), 1);
 
 	/* Nothing pending: nothing to do. */
-	ASSERT_EQ(daemon_wait_process(&w), 0);
+	ASSERT_EQ(path_wait_process(&w), 0);
 
 	/* The daemon's directory goes and comes back: the new one is watched. */
 	ASSERT_OK(unlink(sock));
 	ASSERT_OK(rmdir(dir));
-	ASSERT_TRUE(readable(daemon_wait_fd(&w)));
-	ASSERT_EQ(daemon_wait_process(&w), 0);
+	ASSERT_TRUE(readable(path_wait_fd(&w)));
+	ASSERT_EQ(path_wait_process(&w), 0);
 	ASSERT_STREQ(w.dir, runtime);
 	ASSERT_OK(mkdir(dir, 0700));
 	make_socket(sock);
-	ASSERT_TRUE(readable(daemon_wait_fd(&w)));
+	ASSERT_TRUE(readable(path_wait_fd(&w)));
 	/* Either at once (the socket came before the new watch) or at the next event. */
-	if (daemon_wait_process(&w) == 0) {
-		ASSERT_TRUE(readable(daemon_wait_fd(&w)));
-		ASSERT_EQ(daemon_wait_process(&w), 1);
+	if (path_wait_process(&w) == 0) {
+		ASSERT_TRUE(readable(path_wait_fd(&w)));
+		ASSERT_EQ(path_wait_process(&w), 1);
 	}
 	ASSERT_STREQ(w.dir, dir);
-	daemon_wait_done(&w);
-	ASSERT_EQ(daemon_wait_fd(&w), -1);
+	path_wait_done(&w);
+	ASSERT_EQ(path_wait_fd(&w), -1);
 
 	unlink(sock);
 	rmdir(dir);
@@ -103,11 +103,11 @@ TEST(through_missing_directories)
 
 TEST(relative_path_refused)
 {
-	struct daemon_wait w;
+	struct path_wait w;
 
-	daemon_wait_init(&w);
-	ASSERT_ERR(daemon_wait_arm(&w, "keyctl/socket"), EINVAL);
-	daemon_wait_done(&w);
+	path_wait_init(&w);
+	ASSERT_ERR(path_wait_arm(&w, "keyctl/socket"), EINVAL);
+	path_wait_done(&w);
 }
 
 int main(void)

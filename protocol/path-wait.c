@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * See daemon-wait.h. One inotify fd with one watch at a time, on the nearest existing directory
- * above the socket; an event counts only when it names the next step of the path, so files
+ * See path-wait.h. One inotify fd with one watch at a time, on the nearest existing directory
+ * above the path; an event counts only when it names the next step of the path, so files
  * created beside it (in $XDG_RUNTIME_DIR, which is busy) cost a read and nothing else.
  */
 #include <errno.h>
@@ -11,46 +11,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon-wait.h"
+#include "path-wait.h"
 #include "fileio.h"
 #include "util.h"
 
 #define WATCH_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+#define LOOKS_MAX 8
 
-void daemon_wait_init(struct daemon_wait *w)
+void path_wait_init(struct path_wait *w)
 {
 	w->fd = w->wd = -1;
 	w->path[0] = w->dir[0] = 0;
 }
 
-void daemon_wait_done(struct daemon_wait *w)
+void path_wait_done(struct path_wait *w)
 {
 	if (w->fd >= 0)
 		close(w->fd);
-	daemon_wait_init(w);
+	path_wait_init(w);
 }
 
-int daemon_wait_fd(const struct daemon_wait *w)
+int path_wait_fd(const struct path_wait *w)
 {
 	return w->fd;
 }
 
-/* Watches the nearest existing directory above the socket, replacing an older watch. */
-static int watch_nearest(struct daemon_wait *w)
+/* Watches dir, replacing an older watch. */
+static int watch_dir(struct path_wait *w, const char *dir)
 {
-	char dir[PATH_MAX];
-	int r, wd;
+	int wd;
 
-	r = path_nearest_dir(w->path, dir, sizeof(dir));
-	if (r < 0)
-		return r;
-	if (w->fd < 0) {
-		w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (w->fd < 0)
-			return -errno;
-	}
-	if (w->wd >= 0 && streq(dir, w->dir))
-		return 0;
 	wd = inotify_add_watch(w->fd, dir, WATCH_MASK);
 	if (wd < 0)
 		return -errno;
@@ -62,7 +52,35 @@ static int watch_nearest(struct daemon_wait *w)
 	return 0;
 }
 
-int daemon_wait_arm(struct daemon_wait *w, const char *path)
+/*
+ * Watches the nearest existing directory above the path. A directory on the way may be created
+ * between looking and watching, and its creation would then go unseen: look again after each new
+ * watch (a few times; an event on the newest watch covers what changes after that).
+ */
+static int watch_nearest(struct path_wait *w)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	if (w->fd < 0) {
+		w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (w->fd < 0)
+			return -errno;
+	}
+	for (int i = 0; i < LOOKS_MAX; i++) {
+		r = path_nearest_dir(w->path, dir, sizeof(dir));
+		if (r < 0)
+			return r;
+		if (w->wd >= 0 && streq(dir, w->dir))
+			return 0;
+		r = watch_dir(w, dir);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int path_wait_arm(struct path_wait *w, const char *path)
 {
 	if (path[0] != '/')
 		return -EINVAL;
@@ -71,7 +89,7 @@ int daemon_wait_arm(struct daemon_wait *w, const char *path)
 	return watch_nearest(w);
 }
 
-int daemon_wait_process(struct daemon_wait *w)
+int path_wait_process(struct path_wait *w)
 {
 	alignas(struct inotify_event) char buf[4096];
 	bool moved = false, lost = false;
@@ -107,7 +125,7 @@ int daemon_wait_process(struct daemon_wait *w)
 	if (!moved)
 		return 0;
 	/* Directories on the way may have been created (or the watched one removed): follow,
-	 * then look, since the socket may have come before the new watch. */
+	 * then look, since the path may have come before the new watch. */
 	if (lost) {
 		/* Removed or renamed away: a directory of that name later is another one. */
 		(void)inotify_rm_watch(w->fd, w->wd);
