@@ -271,6 +271,10 @@ static LONG relist(struct pcsc_watch *w, SCARDCONTEXT ctx, struct reader_slot *s
 	return SCARD_S_SUCCESS;
 }
 
+/* Over 80 lines, and kept whole: one thread's life around one blocking SCardGetStatusChange loop.
+ * The PC/SC context, the reader slots and the wait array belong to setup, every pass and the
+ * teardown alike; split up, that state would be handed around without the wait getting easier to
+ * follow. */
 void *pcsc_worker_main(void *p)
 {
 	struct pcsc_watch *w = p;
