@@ -6,7 +6,11 @@
  * the end one JSON object is printed: requests, errors, requests per second, p50/p90/p99/max in
  * microseconds and the bytes of one reply.
  *
- *     varlink-load SOCKET CLIENTS SECONDS [METHOD]      (METHOD: io.keyctl.GetStatus)
+ *     varlink-load SOCKET CLIENTS SECONDS [METHOD [PARAMETERS]]
+ *
+ * METHOD is the qualified name to call (default io.keyctl.GetStatus; tools/bench also loads
+ * org.varlink.service.GetInfo as the peer of GetStatus), PARAMETERS a JSON object sent as the
+ * call's "parameters" verbatim (default: none). The JSON printed names the method.
  *
  * A reply that carries "error" counts as an error; a connection the server closes is counted
  * and not reopened. Does not: parse the JSON beyond looking for "error", or assert anything.
@@ -102,7 +106,8 @@ static int conn_open(const char *path, struct conn *c)
 
 int main(int argc, char **argv)
 {
-	char req[512];
+	char req[4096];
+	const char *method, *params;
 	size_t req_len;
 	struct conn *conns;
 	uint32_t *lat = NULL;
@@ -113,8 +118,21 @@ int main(int argc, char **argv)
 	double secs;
 	int ep;
 
-	if (argc < 4) {
-		fprintf(stderr, "Usage: %s SOCKET CLIENTS SECONDS [METHOD]\n", argv[0]);
+	if (argc < 4 || argc > 6) {
+		fprintf(stderr, "Usage: %s SOCKET CLIENTS SECONDS [METHOD [PARAMETERS]]\n",
+		        argv[0]);
+		return 2;
+	}
+	method = argc > 4 ? argv[4] : "io.keyctl.GetStatus";
+	params = argc > 5 ? argv[5] : NULL;
+	/* The method is printed back inside a JSON string: letters, digits and dots only. */
+	if (!*method || strspn(method, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                               "0123456789.") != strlen(method)) {
+		fprintf(stderr, "METHOD must be a qualified Varlink method name\n");
+		return 2;
+	}
+	if (params && params[0] != '{') {
+		fprintf(stderr, "PARAMETERS must be a JSON object\n");
 		return 2;
 	}
 	n = strtol(argv[2], NULL, 10);
@@ -123,10 +141,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "CLIENTS must be 1..%d and SECONDS > 0\n", CLIENTS_MAX);
 		return 2;
 	}
-	req_len = (size_t)snprintf(req, sizeof(req), "{\"method\":\"%s\"}",
-	                           argc > 4 ? argv[4] : "io.keyctl.GetStatus");
-	if (req_len >= sizeof(req) - 1)
+	if (params)
+		req_len = (size_t)snprintf(req, sizeof(req),
+		                           "{\"method\":\"%s\",\"parameters\":%s}", method, params);
+	else
+		req_len = (size_t)snprintf(req, sizeof(req), "{\"method\":\"%s\"}", method);
+	if (req_len >= sizeof(req) - 1) {
+		fprintf(stderr, "METHOD and PARAMETERS are too long\n");
 		return 2;
+	}
 	req[req_len++] = 0; /* the NUL that ends a Varlink message */
 
 	conns = calloc((size_t)n, sizeof(*conns));
@@ -229,10 +252,11 @@ int main(int argc, char **argv)
 
 	qsort(lat, n_lat, sizeof(*lat), cmp_u32);
 #define PCT(p) (n_lat ? lat[(size_t)((double)(n_lat - 1) * (p))] : 0u)
-	printf("{\"clients\": %ld, \"seconds\": %.3f, \"requests\": %zu, \"errors\": %lu, "
-	       "\"refused\": %lu, \"closed\": %lu, \"rps\": %.1f, \"p50_us\": %u, \"p90_us\": %u, "
-	       "\"p99_us\": %u, \"max_us\": %u, \"reply_bytes\": %zu}\n",
-	       n, (double)(end - start) / 1e9, n_lat, errors, refused, closed,
+	printf("{\"method\": \"%s\", \"clients\": %ld, \"seconds\": %.3f, \"requests\": %zu, "
+	       "\"errors\": %lu, \"refused\": %lu, \"closed\": %lu, \"rps\": %.1f, "
+	       "\"p50_us\": %u, \"p90_us\": %u, \"p99_us\": %u, \"max_us\": %u, "
+	       "\"reply_bytes\": %zu}\n",
+	       method, n, (double)(end - start) / 1e9, n_lat, errors, refused, closed,
 	       (double)n_lat / ((double)(end - start) / 1e9), PCT(0.50), PCT(0.90), PCT(0.99),
 	       PCT(1.0), reply_bytes);
 	for (long i = 0; i < n; i++) {
