@@ -169,10 +169,25 @@ void rule_card_slot_unknown_key(struct ctx *x, const struct rule *r, const struc
 	}
 }
 
-void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
+/* A warning about the card slot s holding sk of k: "The <slot> slot of <token> holds <role>
+ * 0x<id> of <uid>, <what>". The hint is the caller's. */
+static struct finding *slot_finding(struct ctx *x, const struct rule *r, const struct token *t,
+                                    enum key_slot s, const struct key *k, const struct subkey *sk,
+                                    const char *what)
 {
+	struct finding *f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
 	char label[96];
 
+	if (f)
+		audit_textf(f->message, sizeof(f->message),
+		            "The %s slot of %s holds %s 0x%s of %s, %s", audit_slot_name(s),
+		            audit_token_label(t, label, sizeof(label)), audit_subkey_role(sk),
+		            audit_key_id(sk->fingerprint), audit_uid_or_fpr(k), what);
+	return f;
+}
+
+void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
+{
 	if (!card_read(t) || !x->daemon->keys_listed)
 		return;
 	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
@@ -182,25 +197,18 @@ void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct 
 
 		if (!sk || !(sk->revoked || k->revoked))
 			continue;
-		f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
-		if (!f)
-			continue;
-		audit_textf(f->message, sizeof(f->message),
-		            "The %s slot of %s holds %s 0x%s of %s, which is revoked",
-		            audit_slot_name(s), audit_token_label(t, label, sizeof(label)),
-		            audit_subkey_role(sk), audit_key_id(sk->fingerprint),
-		            audit_uid_or_fpr(k));
-		audit_textf(f->hint, sizeof(f->hint),
-		            "Move a valid subkey to the card: gpg --edit-key %s, \"key N\", "
-		            "\"keytocard\"",
-		            k->fingerprint);
+		f = slot_finding(x, r, t, s, k, sk, "which is revoked");
+		if (f)
+			audit_textf(
+			        f->hint, sizeof(f->hint),
+			        "Move a valid subkey to the card: gpg --edit-key %s, \"key N\", "
+			        "\"keytocard\"",
+			        k->fingerprint);
 	}
 }
 
 void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct token *t)
 {
-	char label[96];
-
 	if (!card_read(t) || !x->daemon->keys_listed)
 		return;
 	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
@@ -211,15 +219,9 @@ void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct 
 		/* A revoked one is revoked-key-on-card's, expired or not. */
 		if (!sk || sk->revoked || k->revoked || !(sk->level == LEVEL_EXPIRED || k->expired))
 			continue;
-		f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
-		if (!f)
-			continue;
-		audit_textf(f->message, sizeof(f->message),
-		            "The %s slot of %s holds %s 0x%s of %s, which has expired",
-		            audit_slot_name(s), audit_token_label(t, label, sizeof(label)),
-		            audit_subkey_role(sk), audit_key_id(sk->fingerprint),
-		            audit_uid_or_fpr(k));
-		audit_hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
+		f = slot_finding(x, r, t, s, k, sk, "which has expired");
+		if (f)
+			audit_hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
 	}
 }
 
@@ -227,8 +229,6 @@ void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct 
  * the card has its secret, and gpg refuses to sign or decrypt with it. */
 void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct token *t)
 {
-	char label[96];
-
 	if (!t->present || !card_read(t) || !x->daemon->keys_listed)
 		return;
 	for (enum key_slot s = 0; s < SLOT_MAX; s++) {
@@ -240,17 +240,12 @@ void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct tok
 		if (!sk || sk->secret != SECRET_NONE || sk->revoked || k->revoked ||
 		    sk->level == LEVEL_EXPIRED || audit_key_expired(k))
 			continue;
-		f = audit_add(x, r->id, LEVEL_WARNING, k, sk, t);
-		if (!f)
-			continue;
-		audit_textf(
-		        f->message, sizeof(f->message),
-		        "The %s slot of %s holds %s 0x%s of %s, but gpg does not know the card has "
-		        "its secret (no stub)",
-		        audit_slot_name(s), audit_token_label(t, label, sizeof(label)),
-		        audit_subkey_role(sk), audit_key_id(sk->fingerprint), audit_uid_or_fpr(k));
-		audit_textf(f->hint, sizeof(f->hint),
-		            "With the card inserted, run gpg --card-status: it writes the stubs");
+		f = slot_finding(x, r, t, s, k, sk,
+		                 "but gpg does not know the card has its secret (no stub)");
+		if (f)
+			audit_textf(f->hint, sizeof(f->hint),
+			            "With the card inserted, run gpg --card-status: it writes the "
+			            "stubs");
 	}
 }
 
