@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "card-openpgp.h"
 #include "expiry-math.h"
+#include "upstream-compare.h"
 
 struct ctx {
 	const struct token *tokens;
@@ -420,6 +421,71 @@ static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 	}
 }
 
+/* The key named fpr among the listed keys, or NULL. */
+static const struct key *key_by_fpr(const struct ctx *x, const char *fpr)
+{
+	for (size_t i = 0; i < x->n_keys; i++)
+		if (strcasecmp(x->keys[i].fingerprint, fpr) == 0)
+			return &x->keys[i];
+	return NULL;
+}
+
+/* What the keyserver knows and we do not: a revocation. Critical: the key (or a subkey) is
+ * still trusted here for encryption or verification. */
+static void rule_key_revoked_upstream(struct ctx *x, const struct rule *r)
+{
+	for (size_t i = 0; i < x->daemon->n_upstream; i++) {
+		const struct upstream_result *u = &x->daemon->upstream[i];
+		const struct key *k = key_by_fpr(x, u->fingerprint);
+		char what[64];
+		struct finding *f;
+
+		if (u->r < 0 || !upstream_revoked_news(k, &u->published, what, sizeof(what)))
+			continue;
+		f = add(x, r->id, LEVEL_CRITICAL, k, NULL, NULL);
+		if (!f)
+			continue;
+		strcpy_trunc(f->key, sizeof(f->key), u->fingerprint);
+		textf(f->message, sizeof(f->message),
+		      "The keyserver's copy of %s%s shows %s revoked; %s",
+		      k ? uid_or_fpr(k) : u->fingerprint, u->relied_on ? " (relied on)" : "", what,
+		      k ? "your copy does not" : "your keyring has no copy");
+		textf(f->hint, sizeof(f->hint), "gpg %s %s", k ? "--refresh-keys" : "--recv-keys",
+		      u->fingerprint);
+	}
+}
+
+/* The mail address in a user id ("Name <a@b.example>" or a bare address), for the WKD hint. */
+static bool uid_has_mail(const char *uid)
+{
+	const char *at = strchr(uid, '@');
+
+	return at && at != uid && at[1] && at[1] != '>';
+}
+
+/* What we have and the keyserver does not: only the owner can publish it. */
+static void rule_key_stale_upstream(struct ctx *x, const struct rule *r)
+{
+	for (size_t i = 0; i < x->daemon->n_upstream; i++) {
+		const struct upstream_result *u = &x->daemon->upstream[i];
+		const struct key *k = key_by_fpr(x, u->fingerprint);
+		char why[160];
+		struct finding *f;
+
+		if (u->r < 0 || u->relied_on || !k || !k->has_secret ||
+		    !upstream_stale(k, &u->published, why, sizeof(why)))
+			continue;
+		f = add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
+		if (!f)
+			continue;
+		textf(f->message, sizeof(f->message), "The keyserver's copy of %s is behind: %s",
+		      uid_or_fpr(k), why);
+		textf(f->hint, sizeof(f->hint), "gpg --send-keys %s%s", k->fingerprint,
+		      uid_has_mail(k->uid) ? "; and update your Web Key Directory (gpg-wks-client)"
+		                           : "");
+	}
+}
+
 /* Card rules judge what was read: a token with an error has no trustworthy card data. */
 static bool card_read(const struct token *t)
 {
@@ -701,6 +767,8 @@ static const struct rule rules[] = {
 	{ "subkey-secret-on-disk", .key = rule_subkey_secret_on_disk },
 	{ "card-not-seen", .key = rule_card_not_seen },
 	{ "revoked-default-key", .keys_done = rule_revoked_default_key },
+	{ "key-revoked-upstream", .keys_done = rule_key_revoked_upstream },
+	{ "key-stale-upstream", .keys_done = rule_key_stale_upstream },
 	{ "counter-went-down", .token = rule_counter_went_down },
 	{ "scdaemon-ccid-conflict", .token = rule_scdaemon_ccid_conflict },
 	{ "pin-retries-low", .token = rule_pin_retries_low },

@@ -34,6 +34,7 @@
 #include "server.h"
 #include "state.h"
 #include "watch-udev.h"
+#include "watch-upstream.h"
 
 #define START_BOUND_USEC (10ull * 1000000ull)
 
@@ -52,6 +53,7 @@ struct daemon {
 	struct pcsc_watch *pcsc;
 	struct udev_watch *udev;
 	struct keyring_watch *keyring;
+	struct upstream_watch *upstream;
 	struct expiry_timer *timer;
 	struct state *state;
 	char default_key[KEYRING_DEFAULT_KEY_MAX];
@@ -240,6 +242,8 @@ static int derive(struct model *m, void *userdata)
 	};
 	int r;
 
+	if (d->upstream && d->cfg.upstream_check)
+		dmn.n_upstream = upstream_watch_results(d->upstream, &dmn.upstream);
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
 	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);
@@ -447,6 +451,19 @@ static struct server_config server_config_of(const struct config *c)
 	};
 }
 
+/* [keyring] track and [upstream] relied-on: a relied-on key's local copy is what its published
+ * copy is compared with, so it is listed like a tracked one. */
+static size_t track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX])
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < c->n_track; i++)
+		track[n++] = c->track[i];
+	for (unsigned i = 0; i < c->n_relied_on; i++)
+		track[n++] = c->relied_on[i];
+	return n;
+}
+
 static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 {
 	struct config fresh;
@@ -478,11 +495,10 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	}
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
 	if (d->keyring) {
-		const char *track[CONFIG_TRACK_MAX];
+		const char *track[2 * CONFIG_TRACK_MAX];
+		size_t n = track_list(&d->cfg, track);
 
-		for (unsigned i = 0; i < d->cfg.n_track; i++)
-			track[i] = d->cfg.track[i];
-		r = keyring_watch_set_track(d->keyring, track, d->cfg.n_track);
+		r = keyring_watch_set_track(d->keyring, track, n);
 		if (r < 0)
 			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
 		(void)(full ? keyring_watch_refresh_full(d->keyring)
@@ -495,6 +511,65 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	if (reason_size > 0)
 		reason[0] = 0;
 	return 0;
+}
+
+static void set_upstream_state(struct daemon_info *i, void *arg)
+{
+	const struct upstream_watch *w = arg;
+
+	i->upstream_checked = upstream_watch_checked(w);
+	strcpy_trunc(i->upstream_error, sizeof(i->upstream_error), upstream_watch_error(w));
+}
+
+/* A check ended: the findings follow its results, then the callers waiting hear of it. A
+ * keyserver out of reach is news, not an alarm: it is logged at info and kept in DaemonInfo. */
+static void on_upstream_done(struct upstream_watch *w, void *userdata)
+{
+	struct daemon *d = userdata;
+	unsigned nf = upstream_watch_not_found(w);
+	const struct upstream_result *res;
+	size_t n = upstream_watch_results(w, &res);
+
+	for (size_t i = 0; i < n; i++)
+		if (!isempty(res[i].error))
+			log_info("Upstream copy of %s: %s", res[i].fingerprint, res[i].error);
+	if (!isempty(upstream_watch_error(w)))
+		log_info("Upstream check incomplete: %s", upstream_watch_error(w));
+	if (nf > 0)
+		log_info("Upstream check: %u key%s not on the keyserver", nf, nf == 1 ? "" : "s");
+	info_update(d, set_upstream_state, w);
+	(void)model_update(d->model);
+	if (d->server)
+		server_upstream_done(d->server);
+}
+
+/* The owned keys (a secret part here) as listed, then [upstream] relied-on: one query each. */
+static int on_upstream_request(void *userdata, char *reason, size_t reason_size)
+{
+	struct daemon *d = userdata;
+	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX];
+	bool relied_on[UPSTREAM_KEYS_MAX];
+	const struct key *keys;
+	size_t n_keys = model_keys(d->model, &keys), n = 0;
+	int r;
+
+	if (!d->cfg.upstream_check || !d->upstream) {
+		snprintf(reason, reason_size, "upstream checks are off ([upstream] check = off)");
+		return -EOPNOTSUPP;
+	}
+	for (size_t i = 0; i < n_keys && n < UPSTREAM_KEYS_MAX; i++)
+		if (keys[i].has_secret) {
+			relied_on[n] = false;
+			strcpy_trunc(fprs[n++], FPR_HEX_MAX, keys[i].fingerprint);
+		}
+	for (unsigned i = 0; i < d->cfg.n_relied_on && n < UPSTREAM_KEYS_MAX; i++) {
+		relied_on[n] = true;
+		strcpy_trunc(fprs[n++], FPR_HEX_MAX, d->cfg.relied_on[i]);
+	}
+	r = upstream_watch_check(d->upstream, (const char(*)[FPR_HEX_MAX])fprs, relied_on, n);
+	if (r < 0)
+		snprintf(reason, reason_size, "cannot start the check: %s", strerror(-r));
+	return r;
 }
 
 static int on_reload_request(void *userdata, bool full, char *reason, size_t reason_size)
@@ -579,6 +654,7 @@ static int start_server(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
 	server_set_reload_handler(d->server, on_reload_request, d);
+	server_set_upstream_handler(d->server, on_upstream_request, d);
 	/* Listening already, so that clients queue up rather than fail; answered once true. */
 	server_hold(d->server);
 	d->start_pending = START_KEYRING | START_PCSC | START_UDEV;
@@ -592,12 +668,11 @@ static int start_server(struct daemon *d)
 
 static void start_keyring(struct daemon *d, const char *home, const char *state_dir)
 {
-	const char *track[CONFIG_TRACK_MAX];
+	const char *track[2 * CONFIG_TRACK_MAX];
+	size_t n = track_list(&d->cfg, track);
 	int r;
 
-	for (unsigned i = 0; i < d->cfg.n_track; i++)
-		track[i] = d->cfg.track[i];
-	r = keyring_watch_new(d->event, home, track, d->cfg.n_track, on_keyring, d, &d->keyring);
+	r = keyring_watch_new(d->event, home, track, n, on_keyring, d, &d->keyring);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
 		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
@@ -609,6 +684,20 @@ static void start_keyring(struct daemon *d, const char *home, const char *state_
 		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
 			(void)keyring_watch_set_owned_path(d->keyring, owned);
 	}
+}
+
+/* KEYCTL_UPSTREAM_TIMEOUT (seconds, tests only) shortens the bound of a check. */
+static void start_upstream(struct daemon *d, const char *home)
+{
+	const char *e = getenv("KEYCTL_UPSTREAM_TIMEOUT");
+	uint64_t bound = 0;
+	int r;
+
+	if (!isempty(e))
+		bound = strtoull(e, NULL, 10) * 1000000ull;
+	r = upstream_watch_new(d->event, home, bound, on_upstream_done, d, &d->upstream);
+	if (r < 0)
+		log_warning_errno(r, "Failed to set up upstream checks, ignoring: %m");
 }
 
 static void start_pcsc(struct daemon *d)
@@ -680,6 +769,7 @@ static int daemon_start(struct daemon *d)
 		return r;
 
 	start_keyring(d, home, state_dir);
+	start_upstream(d, home);
 	start_pcsc(d);
 	start_udev(d);
 	return 0;
@@ -691,6 +781,7 @@ static void daemon_stop(struct daemon *d)
 	d->udev = udev_watch_free(d->udev);
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);
+	d->upstream = upstream_watch_free(d->upstream);
 	d->server = server_free(d->server);
 	d->start_timer = sd_event_source_disable_unref(d->start_timer);
 	d->timer = expiry_timer_free(d->timer);
