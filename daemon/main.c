@@ -686,7 +686,8 @@ static void start_keyring(struct daemon *d, const char *home, const char *state_
 	}
 }
 
-/* KEYCTL_UPSTREAM_TIMEOUT (seconds, tests only) shortens the bound of a check. */
+/* KEYCTL_UPSTREAM_TIMEOUT (seconds, tests only) shortens the bound of a check. Under systemd
+ * (INVOCATION_ID) dirmngr comes from dirmngr.socket, never from inside our sandbox. */
 static void start_upstream(struct daemon *d, const char *home)
 {
 	const char *e = getenv("KEYCTL_UPSTREAM_TIMEOUT");
@@ -695,7 +696,8 @@ static void start_upstream(struct daemon *d, const char *home)
 
 	if (!isempty(e))
 		bound = strtoull(e, NULL, 10) * 1000000ull;
-	r = upstream_watch_new(d->event, home, bound, on_upstream_done, d, &d->upstream);
+	r = upstream_watch_new(d->event, home, bound, isempty(getenv("INVOCATION_ID")),
+	                       on_upstream_done, d, &d->upstream);
 	if (r < 0)
 		log_warning_errno(r, "Failed to set up upstream checks, ignoring: %m");
 }

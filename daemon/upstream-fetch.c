@@ -76,7 +76,8 @@ static int map_error(gpgme_error_t e)
 }
 
 /* dirmngr's socket, dirmngr started when it does not answer there. */
-static int dirmngr_reach(const char *home, char *sock, size_t size, char *err, size_t errsize)
+static int dirmngr_reach(const char *home, bool launch, char *sock, size_t size, char *err,
+                         size_t errsize)
 {
 	int r = gpgconf_run(home, "--list-dirs", "dirmngr-socket", sock, size);
 
@@ -86,6 +87,12 @@ static int dirmngr_reach(const char *home, char *sock, size_t size, char *err, s
 	}
 	if (unix_socket_answers(sock))
 		return 0;
+	if (!launch) {
+		snprintf(err, errsize,
+		         "dirmngr is not running (enable dirmngr.socket: systemctl "
+		         "--user enable --now dirmngr.socket)");
+		return -EHOSTDOWN;
+	}
 	r = gpgconf_run(home, "--launch", "dirmngr", NULL, 0);
 	if (r != 0 || !unix_socket_answers(sock)) {
 		snprintf(err, errsize, "dirmngr is not running and could not be started");
@@ -130,7 +137,8 @@ static bool fpr_ok(const char *s)
 	return s[n] == 0 && (n == 40 || n == 64);
 }
 
-int upstream_fetch(const char *home, const char *fpr, struct key *ret, char *err, size_t errsize)
+int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *ret, char *err,
+                   size_t errsize)
 {
 	struct fetch f = {};
 	char sock[512] = "";
@@ -141,7 +149,7 @@ int upstream_fetch(const char *home, const char *fpr, struct key *ret, char *err
 		snprintf(err, errsize, "'%s' is not a fingerprint", fpr);
 		return -EINVAL;
 	}
-	r = dirmngr_reach(home, sock, sizeof(sock), err, errsize);
+	r = dirmngr_reach(home, launch, sock, sizeof(sock), err, errsize);
 	if (r < 0)
 		return r;
 	r = ks_get(sock, fpr, &f, err, errsize);

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "types.h"
@@ -15,12 +16,15 @@
 #define UPSTREAM_DATA_MAX (1024u * 1024u)
 
 /*
- * Asks dirmngr (of home; NULL: the default) `KS_GET -- 0xFPR`, starting dirmngr the way GnuPG
- * does when it is not running, and reads the answer. Blocking: runs on a worker thread, whose
- * waiter bounds it (watch-upstream.c). On success *ret holds the published key (key_done()).
+ * Asks dirmngr (of home; NULL: the default) `KS_GET -- 0xFPR` and reads the answer. When dirmngr
+ * is not running, launch says whether to start it the way GnuPG does (`gpgconf --launch`): not
+ * from keyctld.service's sandbox, whose dirmngr would have no network and would then serve the
+ * user's own gpg too (dirmngr.socket starts it outside instead). Blocking: runs on a worker thread,
+ * whose waiter bounds it (watch-upstream.c). On success *ret holds the published key (key_done()).
  * Returns 0; -ENOENT when the keyserver has no such key; -EMSGSIZE over UPSTREAM_DATA_MAX;
  * -EHOSTDOWN when dirmngr cannot be reached; -EHOSTUNREACH when the keyserver cannot;
  * -ETIMEDOUT; -EBADMSG (not a key) or -EXDEV (another key) from upstream_read_key(); err says
  * which.
  */
-int upstream_fetch(const char *home, const char *fpr, struct key *ret, char *err, size_t errsize);
+int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *ret, char *err,
+                   size_t errsize);

@@ -54,14 +54,26 @@ static void home_remove(const char *dir)
 	(void)rmdir(dir);
 }
 
+/* In the runtime directory, else in /tmp: under keyctld.service the runtime directory is
+ * read-only and /tmp is the unit's own (PrivateTmp). */
 static int home_make(char *buf, size_t size)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	int n = snprintf(buf, size, "%s/keyctl-upstream-XXXXXX", isempty(rt) ? "/tmp" : rt);
+	const char *dirs[] = { getenv("XDG_RUNTIME_DIR"), "/tmp" };
+	int r = -ENOENT;
 
-	if (n < 0 || (size_t)n >= size)
-		return -ENAMETOOLONG;
-	return mkdtemp(buf) ? 0 : -errno;
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		int n;
+
+		if (isempty(dirs[i]))
+			continue;
+		n = snprintf(buf, size, "%s/keyctl-upstream-XXXXXX", dirs[i]);
+		if (n < 0 || (size_t)n >= size)
+			return -ENAMETOOLONG;
+		if (mkdtemp(buf))
+			return 0;
+		r = -errno;
+	}
+	return r;
 }
 
 static int64_t key_time(long v)

@@ -25,6 +25,7 @@
 struct run {
 	struct worker_job base; /* first: worker_job frees the whole struct */
 	char home[256];
+	bool launch;
 	size_t n, n_done; /* n_done and res[] below it: guarded by base.lock */
 	bool abandoned; /* guarded by base.lock: the loop left; file nothing more */
 	struct upstream_result res[UPSTREAM_KEYS_MAX];
@@ -34,6 +35,7 @@ struct upstream_watch {
 	sd_event *event;
 	char home[256];
 	uint64_t timeout_usec;
+	bool launch;
 	upstream_done_fn fn;
 	void *userdata;
 	struct run *run; /* the one running, or NULL */
@@ -59,8 +61,8 @@ static int run_job(struct worker_job *base)
 		pthread_mutex_unlock(&j->base.lock);
 		if (stop)
 			break;
-		u.r = upstream_fetch(*j->home ? j->home : NULL, u.fingerprint, &u.published,
-		                     u.error, sizeof(u.error));
+		u.r = upstream_fetch(*j->home ? j->home : NULL, u.fingerprint, j->launch,
+		                     &u.published, u.error, sizeof(u.error));
 		u.checked = (int64_t)time(NULL);
 		if (u.r == 0)
 			u.error[0] = 0;
@@ -199,6 +201,7 @@ int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MA
 	if (!j)
 		return -ENOMEM;
 	strcpy_trunc(j->home, sizeof(j->home), w->home);
+	j->launch = w->launch;
 	j->n = MIN(n, (size_t)UPSTREAM_KEYS_MAX);
 	for (size_t i = 0; i < j->n; i++) {
 		strcpy_trunc(j->res[i].fingerprint, FPR_HEX_MAX, fprs[i]);
@@ -221,8 +224,8 @@ int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MA
 	return r < 0 ? r : 0;
 }
 
-int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, upstream_done_fn fn,
-                       void *userdata, struct upstream_watch **ret)
+int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, bool launch,
+                       upstream_done_fn fn, void *userdata, struct upstream_watch **ret)
 {
 	struct upstream_watch *w = calloc(1, sizeof(*w));
 
@@ -231,6 +234,7 @@ int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, ups
 	w->event = sd_event_ref(e);
 	strcpy_trunc(w->home, sizeof(w->home), home ? home : "");
 	w->timeout_usec = timeout_usec ? timeout_usec : UPSTREAM_TIMEOUT_USEC;
+	w->launch = launch;
 	w->fn = fn;
 	w->userdata = userdata;
 	*ret = w;

@@ -23,9 +23,10 @@ struct upstream_watch;
 /* A run ended (done, or its bound passed): results and the last error are updated. */
 typedef void (*upstream_done_fn)(struct upstream_watch *w, void *userdata);
 
-/* home NULL: GnuPG's default; timeout_usec 0: UPSTREAM_TIMEOUT_USEC for a whole run. */
-int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, upstream_done_fn fn,
-                       void *userdata, struct upstream_watch **ret);
+/* home NULL: GnuPG's default; timeout_usec 0: UPSTREAM_TIMEOUT_USEC for a whole run; launch:
+ * whether dirmngr may be started (upstream_fetch()). */
+int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, bool launch,
+                       upstream_done_fn fn, void *userdata, struct upstream_watch **ret);
 /* Walks away from a running check (its thread ends on its own). */
 struct upstream_watch *upstream_watch_free(struct upstream_watch *w);
 
