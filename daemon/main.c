@@ -34,6 +34,7 @@
 #include "server.h"
 #include "state.h"
 #include "watch-udev.h"
+#include "watch-upstream-schedule.h"
 #include "watch-upstream.h"
 
 #define START_BOUND_USEC (10ull * 1000000ull)
@@ -54,6 +55,7 @@ struct daemon {
 	struct udev_watch *udev;
 	struct keyring_watch *keyring;
 	struct upstream_watch *upstream;
+	struct upstream_schedule *upstream_schedule;
 	struct expiry_timer *timer;
 	struct state *state;
 	char default_key[KEYRING_DEFAULT_KEY_MAX];
@@ -464,6 +466,16 @@ static size_t track_list(const struct config *c, const char *track[static 2 * CO
 	return n;
 }
 
+/* [upstream] check and interval, at start and on reload. */
+static int upstream_schedule_apply(struct daemon *d)
+{
+	if (!d->upstream_schedule)
+		return 0;
+	return upstream_schedule_set(
+	        d->upstream_schedule,
+	        d->cfg.upstream_check ? (uint64_t)d->cfg.upstream_interval_sec * 1000000u : 0);
+}
+
 static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 {
 	struct config fresh;
@@ -506,6 +518,9 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	}
 	if (d->pcsc)
 		(void)pcsc_watch_rescan(d->pcsc);
+	r = upstream_schedule_apply(d);
+	if (r < 0)
+		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
 	(void)model_update(d->model);
 	log_info("Configuration reloaded");
 	if (reason_size > 0)
@@ -523,7 +538,7 @@ static void set_upstream_state(struct daemon_info *i, void *arg)
 
 /* A check ended: the findings follow its results, then the callers waiting hear of it. A
  * keyserver out of reach is news, not an alarm: it is logged at info and kept in DaemonInfo. */
-static void on_upstream_done(struct upstream_watch *w, void *userdata)
+static void on_upstream_done(struct upstream_watch *w, bool full, void *userdata)
 {
 	struct daemon *d = userdata;
 	unsigned nf = upstream_watch_not_found(w);
@@ -539,24 +554,17 @@ static void on_upstream_done(struct upstream_watch *w, void *userdata)
 		log_info("Upstream check: %u key%s not on the keyserver", nf, nf == 1 ? "" : "s");
 	info_update(d, set_upstream_state, w);
 	(void)model_update(d->model);
-	if (d->server)
+	if (d->server && full)
 		server_upstream_done(d->server);
 }
 
 /* The owned keys (a secret part here) as listed, then [upstream] relied-on: one query each. */
-static int on_upstream_request(void *userdata, char *reason, size_t reason_size)
+static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *relied_on)
 {
 	struct daemon *d = userdata;
-	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX];
-	bool relied_on[UPSTREAM_KEYS_MAX];
 	const struct key *keys;
 	size_t n_keys = model_keys(d->model, &keys), n = 0;
-	int r;
 
-	if (!d->cfg.upstream_check || !d->upstream) {
-		snprintf(reason, reason_size, "upstream checks are off ([upstream] check = off)");
-		return -EOPNOTSUPP;
-	}
 	for (size_t i = 0; i < n_keys && n < UPSTREAM_KEYS_MAX; i++)
 		if (keys[i].has_secret) {
 			relied_on[n] = false;
@@ -566,7 +574,23 @@ static int on_upstream_request(void *userdata, char *reason, size_t reason_size)
 		relied_on[n] = true;
 		strcpy_trunc(fprs[n++], FPR_HEX_MAX, d->cfg.relied_on[i]);
 	}
-	r = upstream_watch_check(d->upstream, (const char(*)[FPR_HEX_MAX])fprs, relied_on, n);
+	return n;
+}
+
+static int on_upstream_request(void *userdata, char *reason, size_t reason_size)
+{
+	struct daemon *d = userdata;
+	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX];
+	bool relied_on[UPSTREAM_KEYS_MAX];
+	size_t n;
+	int r;
+
+	if (!d->cfg.upstream_check || !d->upstream) {
+		snprintf(reason, reason_size, "upstream checks are off ([upstream] check = off)");
+		return -EOPNOTSUPP;
+	}
+	n = upstream_keys(d, fprs, relied_on);
+	r = upstream_watch_check(d->upstream, (const char(*)[FPR_HEX_MAX])fprs, relied_on, n, true);
 	if (r < 0)
 		snprintf(reason, reason_size, "cannot start the check: %s", strerror(-r));
 	return r;
@@ -698,6 +722,11 @@ static void start_upstream(struct daemon *d, const char *home)
 		bound = strtoull(e, NULL, 10) * 1000000ull;
 	r = upstream_watch_new(d->event, home, bound, isempty(getenv("INVOCATION_ID")),
 	                       on_upstream_done, d, &d->upstream);
+	if (r >= 0)
+		r = upstream_schedule_new(d->event, d->upstream, upstream_keys, d,
+		                          &d->upstream_schedule);
+	if (r >= 0)
+		r = upstream_schedule_apply(d);
 	if (r < 0)
 		log_warning_errno(r, "Failed to set up upstream checks, ignoring: %m");
 }
@@ -783,6 +812,7 @@ static void daemon_stop(struct daemon *d)
 	d->udev = udev_watch_free(d->udev);
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);
+	d->upstream_schedule = upstream_schedule_free(d->upstream_schedule);
 	d->upstream = upstream_watch_free(d->upstream);
 	d->server = server_free(d->server);
 	d->start_timer = sd_event_source_disable_unref(d->start_timer);

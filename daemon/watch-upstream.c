@@ -26,6 +26,7 @@ struct run {
 	struct worker_job base; /* first: worker_job frees the whole struct */
 	char home[256];
 	bool launch;
+	bool full; /* CheckUpstream's run over every key, not the schedule's one key */
 	size_t n, n_done; /* n_done and res[] below it: guarded by base.lock */
 	bool abandoned; /* guarded by base.lock: the loop left; file nothing more */
 	struct upstream_result res[UPSTREAM_KEYS_MAX];
@@ -90,8 +91,8 @@ static struct upstream_result *result_find(struct upstream_watch *w, const char 
 }
 
 /* Files one run's results: a key asked about replaces its entry, except that a failed fetch
- * keeps the copy fetched before (a revocation seen once stays seen while offline). Keys not
- * asked about any more go. */
+ * keeps the copy fetched before (a revocation seen once stays seen while offline). After a full
+ * run, keys not asked about any more go; after the schedule's one-key run, the others stay. */
 static void results_merge(struct upstream_watch *w, struct upstream_result *got, size_t n_got,
                           const struct run *j)
 {
@@ -106,6 +107,10 @@ static void results_merge(struct upstream_watch *w, struct upstream_result *got,
 		if (i < n_got && (got[i].r == 0 || got[i].r == -ENOENT || !old || old->r != 0)) {
 			*u = got[i];
 			memset(&got[i], 0, sizeof(got[i]));
+			if (old) {
+				upstream_result_done(old);
+				memset(old, 0, sizeof(*old));
+			}
 		} else if (old) {
 			*u = *old;
 			memset(old, 0, sizeof(*old));
@@ -119,6 +124,11 @@ static void results_merge(struct upstream_watch *w, struct upstream_result *got,
 		}
 		u->relied_on = j->res[i].relied_on;
 	}
+	for (size_t i = 0; !j->full && i < w->n && n < UPSTREAM_KEYS_MAX; i++)
+		if (!isempty(w->res[i].fingerprint)) {
+			next[n++] = w->res[i];
+			memset(&w->res[i], 0, sizeof(w->res[i]));
+		}
 	for (size_t i = 0; i < w->n; i++)
 		upstream_result_done(&w->res[i]);
 	for (size_t i = 0; i < n_got; i++)
@@ -149,6 +159,7 @@ static void summarise(struct upstream_watch *w, const struct upstream_result *go
 static void run_finish(struct upstream_watch *w)
 {
 	struct run *j = w->run;
+	bool full = j->full;
 	struct upstream_result *got = calloc(UPSTREAM_KEYS_MAX, sizeof(*got));
 	size_t n_got;
 
@@ -172,7 +183,7 @@ static void run_finish(struct upstream_watch *w)
 	w->run = NULL;
 	worker_job_unref(&j->base);
 	sd_event_source_set_enabled(w->poll, SD_EVENT_OFF);
-	w->fn(w, w->userdata);
+	w->fn(w, full, w->userdata);
 }
 
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
@@ -190,18 +201,22 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MAX],
-                         const bool *relied_on, size_t n)
+                         const bool *relied_on, size_t n, bool full)
 {
 	struct run *j;
 	int r;
 
+	if (w->run && (w->run->full || !full))
+		return w->run->full ? 0 : -EBUSY;
+	/* The schedule's one key gives way to a caller who waits: what it has is filed. */
 	if (w->run)
-		return 0;
+		run_finish(w);
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	strcpy_trunc(j->home, sizeof(j->home), w->home);
 	j->launch = w->launch;
+	j->full = full;
 	j->n = MIN(n, (size_t)UPSTREAM_KEYS_MAX);
 	for (size_t i = 0; i < j->n; i++) {
 		strcpy_trunc(j->res[i].fingerprint, FPR_HEX_MAX, fprs[i]);

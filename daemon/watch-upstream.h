@@ -5,7 +5,7 @@
  * and kept, key by key, until the next run says otherwise.
  *
  * Does not: compare (upstream-compare.c, audit.c), decide which keys to ask about (main.c), or
- * schedule runs of its own: a run starts when asked (CheckUpstream).
+ * schedule runs of its own: a run starts when asked (CheckUpstream, watch-upstream-schedule.c).
  */
 #pragma once
 
@@ -20,8 +20,9 @@
 
 struct upstream_watch;
 
-/* A run ended (done, or its bound passed): results and the last error are updated. */
-typedef void (*upstream_done_fn)(struct upstream_watch *w, void *userdata);
+/* A run ended (done, or its bound passed): results and the last error are updated. full: it was
+ * a run over every key (upstream_watch_check() with full), which callers may be waiting for. */
+typedef void (*upstream_done_fn)(struct upstream_watch *w, bool full, void *userdata);
 
 /* home NULL: GnuPG's default; timeout_usec 0: UPSTREAM_TIMEOUT_USEC for a whole run; launch:
  * whether dirmngr may be started (upstream_fetch()). */
@@ -32,11 +33,12 @@ struct upstream_watch *upstream_watch_free(struct upstream_watch *w);
 
 /*
  * Starts a run over the n fingerprints (relied_on[i]: only a revocation counts), at most
- * UPSTREAM_KEYS_MAX; while one runs, the caller is answered by that run's end (returns 0).
- * Returns 0 or -errno.
+ * UPSTREAM_KEYS_MAX. full: every key, the results replace the last full run's (CheckUpstream);
+ * while a full run is on, another joins it (returns 0) and a one-key run is refused (-EBUSY). A
+ * full run asked for during a one-key run ends that one first. Returns 0 or -errno.
  */
 int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MAX],
-                         const bool *relied_on, size_t n);
+                         const bool *relied_on, size_t n, bool full);
 bool upstream_watch_running(const struct upstream_watch *w);
 
 /* Each key's last result (a failed fetch keeps the copy fetched before it). */

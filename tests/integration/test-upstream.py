@@ -30,7 +30,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs  # noqa: E402
-from testlib import check, finish  # noqa: E402
+from testlib import check, finish, wait_until  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 
 KEYCTL_STATUS = os.environ.get('KEYCTL_STATUS', '')
@@ -40,7 +40,7 @@ class Keyserver:
     """HKP on loopback: keys[FPR] = bytes; modes[FPR] = 'slow' (no answer for `slow_s`)."""
 
     def __init__(self):
-        self.keys, self.modes, self.asked = {}, {}, []
+        self.keys, self.modes, self.asked, self.asked_at = {}, {}, [], []
         self.slow_s = 8
         ks = self
 
@@ -53,6 +53,7 @@ class Keyserver:
                 q = urllib.parse.parse_qs(u.query)
                 fpr = q.get('search', [''])[0].upper().removeprefix('0X')
                 ks.asked.append(fpr)
+                ks.asked_at.append(time.monotonic())
                 if u.path != '/pks/lookup' or q.get('op') != ['get']:
                     self.send_error(400)
                     return
@@ -211,6 +212,31 @@ def case_slow(dm, ks, user, k, bound):
     check(keyring_bytes(user.home) == before, 'slow: the keyring is unchanged')
 
 
+def case_schedule(ks, user, k):
+    """[upstream] interval = 1m over 7 keys: one key per query, some 10 s apart (the floor),
+    the key checked longest ago first, and no burst."""
+    before = keyring_bytes(user.home)
+    conf = '[upstream]\ninterval = 1m\nrelied-on = %s, %s\n' % (k['bob'], k['carol'])
+    d2 = Keyctld(user.env, conf=conf, label='keyctld-schedule')
+    d2.env.pop('INVOCATION_ID', None)
+    ks.asked.clear()
+    ks.asked_at.clear()
+    try:
+        check(d2.start(['--log-level=debug']), 'keyctld (scheduled) starts', d2.log())
+        got = wait_until(lambda: len(ks.asked) >= 3, timeout=90)
+        at = list(ks.asked_at)
+        gaps = [b - a for a, b in zip(at, at[1:])]
+        check(got and len(set(ks.asked)) == len(ks.asked),
+              'schedule: one key per query, a different key each time', ks.asked)
+        check(gaps and min(gaps) >= 8, 'schedule: queries apart (%s s)' %
+              ', '.join('%.1f' % g for g in gaps))
+        st = d2.wait(lambda s: s['daemon'].get('upstream_checked_epoch'), timeout=10)
+        check(st is not None, 'schedule: DaemonInfo has the last check time')
+    finally:
+        check(d2.stop() == 0, 'keyctld (scheduled) exits 0', d2.log()[-2000:])
+    check(keyring_bytes(user.home) == before, 'schedule: the keyring is unchanged')
+
+
 def case_down(dm, ks, user, k):
     before = keyring_bytes(user.home)
     ks.stop()
@@ -231,7 +257,8 @@ def run(ks, other, user):
     with open(os.path.join(user.home, 'dirmngr.conf'), 'w') as f:
         f.write('keyserver hkp://127.0.0.1:%d\n' % ks.port)
     bound = 12
-    conf = '[upstream]\nrelied-on = %s, %s\nrelied-on = %s, %s, %s\n' % (
+    # A year's interval: no scheduled query falls into these cases (case_schedule has its own).
+    conf = '[upstream]\ninterval = 366d\nrelied-on = %s, %s\nrelied-on = %s, %s, %s\n' % (
         k['bob'], k['carol'], k['other'], k['garbage'], k['big'])
     dm = Keyctld(user.env, conf=conf, extra_env={'KEYCTL_UPSTREAM_TIMEOUT': str(bound)},
                  label='keyctld')
@@ -244,6 +271,7 @@ def run(ks, other, user):
         case_first_check(dm, ks, user, k)
         case_table(dm, k)
         case_slow(dm, ks, user, k, bound)
+        case_schedule(ks, user, k)
         case_down(dm, ks, user, k)
         pid = dirmngr_pid(user.home)
         procs.adopt('dirmngr', pid)
@@ -274,7 +302,6 @@ def main():
             subprocess.run(['gpgconf', '--homedir', home.home, '--kill', 'all'],
                            capture_output=True)
         # gpgconf --kill asks; a dirmngr still busy takes a moment to go.
-        from testlib import wait_until
         wait_until(lambda: not procs.leftovers(), timeout=10)
         left = procs.leftovers()
         check(not left, 'no process left behind', left)
