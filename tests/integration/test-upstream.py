@@ -191,8 +191,15 @@ def case_first_check(dm, ks, user, k):
 
 def case_table(dm, k):
     rc, out, err, took = check_upstream(dm, fmt='--format=table')
-    lines = [ln for ln in out.splitlines() if 'upstream' in ln or 'keyserver' in ln or
-             k['bob'][-16:] in ln or 'refresh-keys' in ln]
+    # What a maintainer sees: the header line and the relied-on key's finding, whole.
+    all_lines = out.splitlines()
+    lines = [ln for ln in all_lines if 'published copies' in ln]
+    for i, ln in enumerate(all_lines):
+        if 'keyserver' in ln and 'Bob Relied' in ln:
+            j = i + 1
+            while j < len(all_lines) and 'hint:' not in all_lines[j - 1]:
+                j += 1
+            lines += all_lines[i:j]
     print('     table:\n     ' + '\n     '.join(lines))
     check(any('keyserver' in ln for ln in lines) and any('refresh-keys' in ln for ln in lines),
           'the table shows the revocation and the command', out)
