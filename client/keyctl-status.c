@@ -31,7 +31,7 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 struct options {
 	enum format format;
 	enum color_mode color;
-	bool watch, quiet;
+	bool watch, quiet, check_upstream;
 	int warn_days; /* -1: not given */
 	const char *socket;
 };
@@ -47,6 +47,8 @@ static void help(void)
 	       "--json)\n"
 	       "      --warn-days=N      exit 1 when a subkey expires within N days\n"
 	       "  -q, --quiet            print nothing; only the exit code tells\n"
+	       "      --check-upstream   first ask the keyserver for the published copy of each\n"
+	       "                         owned and relied-on key (CheckUpstream; up to 30 s)\n"
 	       "      --color=WHEN       auto (default), always or never\n"
 	       "      --socket=PATH      keyctld's socket (default $KEYCTL_SOCKET, else\n"
 	       "                         $XDG_RUNTIME_DIR/keyctl/socket)\n"
@@ -135,7 +137,7 @@ static int parse_warn_days(const char *arg, int *ret)
 /* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
 static int parse_argv(int argc, char **argv, struct options *o)
 {
-	enum { ARG_FORMAT = 0x100, ARG_WARN_DAYS, ARG_COLOR, ARG_SOCKET };
+	enum { ARG_FORMAT = 0x100, ARG_WARN_DAYS, ARG_COLOR, ARG_SOCKET, ARG_CHECK_UPSTREAM };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "format", required_argument, NULL, ARG_FORMAT },
@@ -145,6 +147,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "color", required_argument, NULL, ARG_COLOR },
 		{ "colour", required_argument, NULL, ARG_COLOR },
 		{ "socket", required_argument, NULL, ARG_SOCKET },
+		{ "check-upstream", no_argument, NULL, ARG_CHECK_UPSTREAM },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
@@ -176,6 +179,9 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case ARG_SOCKET:
 			o->socket = optarg;
 			break;
+		case ARG_CHECK_UPSTREAM:
+			o->check_upstream = true;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -196,6 +202,11 @@ static int parse_argv(int argc, char **argv, struct options *o)
 	}
 	if (o->watch && o->format == FORMAT_PROMETHEUS) {
 		fprintf(stderr, "keyctl-status: --watch prints table or json, not prometheus\n");
+		return -EINVAL;
+	}
+	if (o->watch && o->check_upstream) {
+		fprintf(stderr,
+		        "keyctl-status: --check-upstream goes with a status, not --watch\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -357,6 +368,37 @@ static int run_status(const struct options *o, struct varlink_client *vc)
 	return code;
 }
 
+/* CheckUpstream answers when the check is over: its bound, with room for the answer. */
+#define CHECK_UPSTREAM_TIMEOUT_MS 40000
+
+/* A keyserver out of reach is not a failure of the call (DaemonInfo's upstream_error tells);
+ * a daemon that will not check (check = off) is, and so is a lost connection. */
+static int run_check_upstream(const struct options *o, struct varlink_client *vc)
+{
+	_cleanup_(json_object_putp) json_object *params = NULL;
+	_cleanup_(freep) char *error_name = NULL;
+	int r;
+
+	varlink_client_set_timeout(vc, CHECK_UPSTREAM_TIMEOUT_MS);
+	r = varlink_client_call(vc, "io.keyctl.CheckUpstream", NULL, &params, &error_name);
+	varlink_client_set_timeout(vc, VARLINK_CLIENT_TIMEOUT_MS_DEFAULT);
+	if (r == 0)
+		return 0;
+	if (!o->quiet) {
+		const char *reason = NULL;
+		json_object *v;
+
+		if (r == 1 && params && json_object_object_get_ex(params, "reason", &v))
+			reason = json_object_get_string(v);
+		if (reason)
+			fprintf(stderr, "keyctl-status: keyctld cannot check upstream: %s\n",
+			        reason);
+		else
+			report_call_error("CheckUpstream", r, error_name);
+	}
+	return -EIO;
+}
+
 /* Follows Watch until the daemon goes away (exit 3) or a signal ends us. The exit code of a
  * stream has no meaning beyond "it broke". */
 static int run_watch(const struct options *o, struct varlink_client *vc)
@@ -421,5 +463,7 @@ int main(int argc, char **argv)
 		return STATUS_EXIT_UNKNOWN;
 	}
 
+	if (o.check_upstream && run_check_upstream(&o, vc) < 0)
+		return STATUS_EXIT_UNKNOWN;
 	return o.watch ? run_watch(&o, vc) : run_status(&o, vc);
 }

@@ -223,6 +223,16 @@ static void render_daemon(const struct ctx *c, const struct daemon_info *d)
 		put_colored(c, SGR_YELLOW, "keyring is stale");
 		fprintf(c->out, "%s%s\n", isempty(d->keyring_error) ? "" : ": ", d->keyring_error);
 	}
+	if (d->upstream_checked > 0) {
+		table_format_ago(ago, sizeof(ago), d->upstream_checked, c->now);
+		fprintf(c->out, "  published copies checked %s", ago);
+		if (!isempty(d->upstream_error)) {
+			fputs(": ", c->out);
+			put_colored(c, SGR_YELLOW, "incomplete");
+			fprintf(c->out, " (%s)", d->upstream_error);
+		}
+		fputc('\n', c->out);
+	}
 	if (!d->pcsc_available) {
 		fputs("  ", c->out);
 		put_colored(c, SGR_YELLOW, "PC/SC is not available");

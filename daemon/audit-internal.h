@@ -76,3 +76,7 @@ void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct tok
 void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_pcsc_refused(struct ctx *x, const struct rule *r);
 void rule_daemon_starting(struct ctx *x, const struct rule *r);
+
+/* audit-upstream.c: what the keyserver's copies say (CheckUpstream and the schedule). */
+void rule_key_revoked_upstream(struct ctx *x, const struct rule *r);
+void rule_key_stale_upstream(struct ctx *x, const struct rule *r);

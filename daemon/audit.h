@@ -8,7 +8,8 @@
  * subkey-no-expiry, subkey-expiry-too-far, primary-secret-on-disk, subkey-secret-on-disk,
  * revoked-key-on-card, expired-key-on-card, revoked-default-key, pin-retries-low,
  * admin-pin-retries-low, touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen,
- * counter-went-down, scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub; of the
+ * counter-went-down, scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub,
+ * key-revoked-upstream, key-stale-upstream; of the
  * daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
@@ -19,6 +20,7 @@
 
 #include "config.h"
 #include "types.h"
+#include "upstream-compare.h"
 
 /*
  * Sets each subkey's token_id: the token whose card slot holds the subkey's fingerprint (a token
@@ -77,6 +79,10 @@ struct audit_daemon {
 	bool scd_ccid_on;
 	const char *gnupghome; /* for hints that name a file in it; NULL: "your GnuPG home" */
 	const char *starting; /* what the start still waits for after its bound, or NULL */
+	/* The last upstream check of each key (watch-upstream.c); failures and keys not
+	 * published raise nothing. */
+	const struct upstream_result *upstream;
+	size_t n_upstream;
 };
 
 /* Runs every rule. keys should have levels (expiry_apply) and token_ids (audit_match) set.

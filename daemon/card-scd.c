@@ -21,13 +21,11 @@
 #include <gpgme.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,9 +34,8 @@
 #include "gpg-conf.h"
 #include "gpgme-init.h"
 #include "card-scd.h"
+#include "gpgconf-run.h"
 #include "worker-job.h"
-
-extern char **environ;
 
 /* ---- talking to gpg-agent ------------------------------------------------------------------ */
 
@@ -46,60 +43,6 @@ static const char *const scd_attrs[] = {
 	"MANUFACTURER", "KEY-FPR",  "KEY-TIME", "SIG-COUNTER", "CHV-STATUS", "DISP-NAME",
 	"PUBKEY-URL",   "KEY-ATTR", "UIF-1",    "UIF-2",       "UIF-3",
 };
-
-/* Runs gpgconf with args (and --homedir when home is set); stdout into out (NUL-terminated,
- * first line only). Returns the exit status or -errno. */
-static int run_gpgconf(const char *home, const char *a1, const char *a2, char *out, size_t size)
-{
-	const char *argv[8];
-	posix_spawn_file_actions_t fa;
-	int pipefd[2], status, r;
-	size_t k = 0, n = 0;
-	pid_t pid;
-
-	argv[k++] = "gpgconf";
-	if (!isempty(home)) {
-		argv[k++] = "--homedir";
-		argv[k++] = home;
-	}
-	argv[k++] = a1;
-	argv[k++] = a2;
-	argv[k] = NULL;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	r = -posix_spawnp(&pid, "gpgconf", &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	if (r < 0) {
-		close(pipefd[0]);
-		return r;
-	}
-	for (;;) {
-		char tmp[256];
-		ssize_t got = read(pipefd[0], tmp, sizeof(tmp));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		for (ssize_t i = 0; out && i < got; i++)
-			if (n + 1 < size)
-				out[n++] = tmp[i];
-	}
-	close(pipefd[0]);
-	if (out && size > 0) {
-		out[n] = 0;
-		out[strcspn(out, "\n")] = 0;
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -EIO;
-}
 
 static int agent_socket(const char *home, char *out, size_t size)
 {
@@ -111,7 +54,7 @@ static int agent_socket(const char *home, char *out, size_t size)
 		if (s)
 			return strcpy_bounded(out, size, s);
 	}
-	r = run_gpgconf(home, "--list-dirs", "agent-socket", out, size);
+	r = gpgconf_run(home, "--list-dirs", "agent-socket", out, size);
 	if (r < 0)
 		return r;
 	if (r != 0 || !*out)
@@ -289,7 +232,7 @@ static int scd_agent_reach(struct scd_job *j, char *sock, size_t size)
 	}
 	if (!unix_socket_answers(sock)) {
 		/* Start the agent the way gpg does; it then starts scdaemon on demand. */
-		r = run_gpgconf(j->home, "--launch", "gpg-agent", NULL, 0);
+		r = gpgconf_run(j->home, "--launch", "gpg-agent", NULL, 0);
 		if (r != 0 || !unix_socket_answers(sock)) {
 			snprintf(j->err, sizeof(j->err),
 			         "gpg-agent is not running and could not be started");

@@ -22,6 +22,7 @@
 #include <systemd/sd-event.h>
 
 #include "audit.h"
+#include "main-internal.h"
 #include "config-build.h"
 #include "config.h"
 #include "events-log.h"
@@ -35,6 +36,8 @@
 #include "server.h"
 #include "state.h"
 #include "watch-udev.h"
+#include "watch-upstream-schedule.h"
+#include "watch-upstream.h"
 
 #define START_BOUND_USEC (10ull * 1000000ull)
 
@@ -43,31 +46,6 @@ enum {
 	START_KEYRING = 1u << 0,
 	START_PCSC = 1u << 1,
 	START_UDEV = 1u << 2,
-};
-
-struct daemon {
-	sd_event *event;
-	struct config cfg;
-	struct model *model;
-	struct server *server;
-	struct pcsc_watch *pcsc;
-	struct udev_watch *udev;
-	struct keyring_watch *keyring;
-	struct git_watch *git;
-	struct expiry_timer *timer;
-	struct state *state;
-	char default_key[KEYRING_DEFAULT_KEY_MAX];
-	char git_signing_key[GIT_SIGNING_KEY_MAX];
-	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
-	unsigned start_pending; /* START_* not yet in */
-	sd_event_source *start_timer;
-	uint64_t start_usec; /* CLOCK_MONOTONIC at the start, for the "ready after" line */
-	bool start_overdue; /* START_BOUND_USEC passed with start_pending set */
-	bool ready; /* answering: READY=1 sent, the server released */
-	bool keys_listed; /* a keyring listing has succeeded once */
-	/* scdaemon runs its own CCID driver (scd_ccid_driver_on), as of the last keyring event;
-	 * scd_ccid_known: asked once. */
-	bool scd_ccid_on, scd_ccid_known;
 };
 
 static char arg_config[PATH_MAX];
@@ -176,7 +154,7 @@ static int64_t clock_now(void *userdata)
 	return daemon_now(userdata);
 }
 
-static void info_update(struct daemon *d, void (*change)(struct daemon_info *i, void *arg),
+void daemon_info_update(struct daemon *d, void (*change)(struct daemon_info *i, void *arg),
                         void *arg)
 {
 	struct daemon_info info;
@@ -244,6 +222,8 @@ static int derive(struct model *m, void *userdata)
 	};
 	int r;
 
+	if (d->upstream && d->cfg.upstream_check)
+		dmn.n_upstream = upstream_watch_results(d->upstream, &dmn.upstream);
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
 	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);
@@ -259,7 +239,7 @@ static int derive(struct model *m, void *userdata)
 		if (r < 0)
 			log_warning_errno(r, "Failed to arm the expiry timer, ignoring: %m");
 	}
-	info_update(d, set_deadline, &next);
+	daemon_info_update(d, set_deadline, &next);
 	return 0;
 }
 
@@ -323,7 +303,7 @@ static int on_start_overdue(sd_event_source *s, uint64_t usec, void *userdata)
 		return 0;
 	d->start_overdue = true;
 	if (d->start_pending & START_KEYRING)
-		info_update(d, set_keyring_never_listed, NULL);
+		daemon_info_update(d, set_keyring_never_listed, NULL);
 	(void)model_update(d->model);
 	daemon_ready(d);
 	return 0;
@@ -402,7 +382,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 		/* The last good view stays; clients see it marked stale with the reason. */
 		log_warning_errno(res->error, "Keyring listing failed, keeping the last view: %s",
 		                  res->reason);
-		info_update(d, set_keyring_state, &st);
+		daemon_info_update(d, set_keyring_state, &st);
 		/* A failed first listing ends the wait too: the answer says stale, and why. */
 		start_done(d, START_KEYRING);
 		return;
@@ -412,7 +392,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 	scd_ccid_update(d);
 	st.reason = "";
 	st.refreshed = daemon_now(d);
-	info_update(d, set_keyring_state, &st);
+	daemon_info_update(d, set_keyring_state, &st);
 	/* Before the keys go in, so that the derivation they cause judges card slots. */
 	d->keys_listed = true;
 	/* The model takes each key's subkeys; the array stays with res, freed by the watch. */
@@ -452,6 +432,19 @@ static struct server_config server_config_of(const struct config *c)
 	};
 }
 
+/* [keyring] track and [upstream] relied-on: a relied-on key's local copy is what its published
+ * copy is compared with, so it is listed like a tracked one. */
+static size_t track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX])
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < c->n_track; i++)
+		track[n++] = c->track[i];
+	for (unsigned i = 0; i < c->n_relied_on; i++)
+		track[n++] = c->relied_on[i];
+	return n;
+}
+
 static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 {
 	struct config fresh;
@@ -475,7 +468,7 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	memcpy(fresh.socket_path, d->cfg.socket_path, sizeof(fresh.socket_path));
 	memcpy(fresh.gnupghome, d->cfg.gnupghome, sizeof(fresh.gnupghome));
 	memcpy(&d->cfg, &fresh, sizeof(fresh));
-	info_update(d, set_policy, &d->cfg);
+	daemon_info_update(d, set_policy, &d->cfg);
 	if (d->server) {
 		struct server_config scfg = server_config_of(&d->cfg);
 
@@ -483,11 +476,10 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	}
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
 	if (d->keyring) {
-		const char *track[CONFIG_TRACK_MAX];
+		const char *track[2 * CONFIG_TRACK_MAX];
+		size_t n = track_list(&d->cfg, track);
 
-		for (unsigned i = 0; i < d->cfg.n_track; i++)
-			track[i] = d->cfg.track[i];
-		r = keyring_watch_set_track(d->keyring, track, d->cfg.n_track);
+		r = keyring_watch_set_track(d->keyring, track, n);
 		if (r < 0)
 			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
 		(void)(full ? keyring_watch_refresh_full(d->keyring)
@@ -495,6 +487,9 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	}
 	if (d->pcsc)
 		(void)pcsc_watch_rescan(d->pcsc);
+	r = daemon_upstream_apply(d);
+	if (r < 0)
+		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
 	(void)model_update(d->model);
 	log_info("Configuration reloaded");
 	if (reason_size > 0)
@@ -584,6 +579,7 @@ static int start_server(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
 	server_set_reload_handler(d->server, on_reload_request, d);
+	server_set_upstream_handler(d->server, daemon_upstream_request, d);
 	/* Listening already, so that clients queue up rather than fail; answered once true. */
 	server_hold(d->server);
 	d->start_pending = START_KEYRING | START_PCSC | START_UDEV;
@@ -606,12 +602,11 @@ static void on_git_config(struct git_watch *w, void *userdata)
 
 static void start_keyring(struct daemon *d, const char *home, const char *state_dir)
 {
-	const char *track[CONFIG_TRACK_MAX];
+	const char *track[2 * CONFIG_TRACK_MAX];
+	size_t n = track_list(&d->cfg, track);
 	int r;
 
-	for (unsigned i = 0; i < d->cfg.n_track; i++)
-		track[i] = d->cfg.track[i];
-	r = keyring_watch_new(d->event, home, track, d->cfg.n_track, on_keyring, d, &d->keyring);
+	r = keyring_watch_new(d->event, home, track, n, on_keyring, d, &d->keyring);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to watch the keyring in %s, ignoring: %m", home);
 		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
@@ -688,8 +683,8 @@ static int daemon_start(struct daemon *d)
 	r = events_log_attach(d->model);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the journal: %m");
-	info_update(d, set_static_info, home);
-	info_update(d, set_policy, &d->cfg);
+	daemon_info_update(d, set_static_info, home);
+	daemon_info_update(d, set_policy, &d->cfg);
 	put_started(d);
 
 	r = expiry_timer_new(d->event, on_expiry_timer, d, &d->timer);
@@ -700,6 +695,7 @@ static int daemon_start(struct daemon *d)
 		return r;
 
 	start_keyring(d, home, state_dir);
+	daemon_upstream_start(d, home);
 	start_pcsc(d);
 	start_udev(d);
 	return 0;
@@ -712,6 +708,8 @@ static void daemon_stop(struct daemon *d)
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);
 	d->git = git_watch_free(d->git);
+	d->upstream_schedule = upstream_schedule_free(d->upstream_schedule);
+	d->upstream = upstream_watch_free(d->upstream);
 	d->server = server_free(d->server);
 	d->start_timer = sd_event_source_disable_unref(d->start_timer);
 	d->timer = expiry_timer_free(d->timer);

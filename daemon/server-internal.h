@@ -39,6 +39,9 @@ struct client {
 	uint64_t last_active; /* CLOCK_MONOTONIC usec of the last call or the last bytes out */
 	char *parked; /* an io.keyctl call waiting for the daemon's start, NUL included */
 	size_t parked_len;
+	/* A CheckUpstream call waits for the check's end: the connection is not read further and
+	 * not closed for idling until it is answered. */
+	bool upstream_waiting;
 	bool idle_partial; /* the idle timer counts from the first byte of an unfinished message */
 	bool watching; /* a Watch call is running: events go out as replies */
 	bool refusing; /* told TooManyClients: its input is drained until it closes */
@@ -63,6 +66,8 @@ struct server {
 	unsigned n_refusing;
 	server_reload_fn reload;
 	void *reload_userdata;
+	server_upstream_fn upstream;
+	void *upstream_userdata;
 	bool subscribed;
 	bool held; /* io.keyctl calls wait for server_release() */
 	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */

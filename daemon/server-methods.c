@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The server's methods: io.keyctl (GetStatus, GetTokens, GetKeys, GetFindings, Reload, Watch)
+ * The server's methods: io.keyctl (GetStatus, GetTokens, GetKeys, GetFindings, Reload,
+ * CheckUpstream, Watch)
  * and org.varlink.service (GetInfo, GetInterfaceDescription), answered from the model's getters,
  * and the dispatch of one parsed call to them (client_process).
  *
@@ -144,6 +145,27 @@ static int method_reload(struct client *c, const struct varlink_call *call)
 	return client_reply(c, NULL, false);
 }
 
+/* The answer waits for the check's end (server_upstream_done()); the loop goes on meanwhile. */
+static int method_check_upstream(struct client *c, const struct varlink_call *call)
+{
+	struct server *srv = c->server;
+	char reason[ERROR_TEXT_MAX] = "";
+	int r;
+
+	if (!srv->upstream)
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
+		                                   "upstream checks are off ([upstream] check)");
+	r = srv->upstream(srv->upstream_userdata, reason, sizeof(reason));
+	if (call->oneway)
+		return 0;
+	if (r < 0)
+		return client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
+		                    isempty(reason) ? strerror(-r) : reason);
+	c->upstream_waiting = true;
+	return 0;
+}
+
 static int method_watch(struct client *c, const struct varlink_call *call)
 {
 	const struct model *m = c->server->model;
@@ -241,6 +263,7 @@ static const struct method methods[] = {
 	{ "io.keyctl.GetKeys", method_get_keys, false, true },
 	{ "io.keyctl.GetFindings", method_get_findings, false, true },
 	{ "io.keyctl.Reload", method_reload, true, true },
+	{ "io.keyctl.CheckUpstream", method_check_upstream, false, true },
 	{ "io.keyctl.Watch", method_watch, false, true },
 	{ "org.varlink.service.GetInfo", method_get_info, false, false },
 	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true,

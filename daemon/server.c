@@ -126,6 +126,12 @@ static size_t client_queued(const struct client *c)
 	return c->out_end - c->out_start;
 }
 
+/* A call that waits for the daemon (its start, an upstream check): nothing more is read. */
+static bool client_waits(const struct client *c)
+{
+	return c->parked || c->upstream_waiting;
+}
+
 static void client_update_events(struct client *c)
 {
 	uint32_t ev = 0;
@@ -133,7 +139,7 @@ static void client_update_events(struct client *c)
 	if (c->dead)
 		return;
 	/* A parked call is answered first: what follows it waits in the socket. */
-	if (!c->closing && !c->parked)
+	if (!c->closing && !client_waits(c))
 		ev |= EPOLLIN;
 	if (client_queued(c) > 0)
 		ev |= EPOLLOUT;
@@ -298,7 +304,7 @@ int client_update_idle(struct client *c)
 	int on = SD_EVENT_OFF;
 
 	/* A Watch is idle by design; a parked call waits for us, not the other way round. */
-	if (c->watching || c->parked)
+	if (c->watching || client_waits(c))
 		return c->idle ? sd_event_source_set_enabled(c->idle, SD_EVENT_OFF) : 0;
 	if (c->idle)
 		(void)sd_event_source_get_enabled(c->idle, &on);
@@ -315,7 +321,7 @@ static int client_drain(struct client *c)
 	size_t len;
 	int r;
 
-	while (!c->closing && !c->dead && !c->parked &&
+	while (!c->closing && !c->dead && !client_waits(c) &&
 	       varlink_buffer_next(&c->in, &msg, &len) > 0) {
 		c->last_active = server_now(c->server);
 		r = client_process(c, msg, len);
@@ -354,7 +360,7 @@ static int client_read(struct client *c)
 	if (k == 0) {
 		/* The peer is done sending; what it asked for is still answered. A parked call
 		 * reads nothing more, so this is a hang-up: nobody is left to answer. */
-		if (client_queued(c) == 0 || c->parked)
+		if (client_queued(c) == 0 || client_waits(c))
 			return -ECONNRESET;
 		c->closing = true;
 		client_update_events(c);
@@ -433,7 +439,8 @@ static bool server_evict_one(struct server *srv)
 	struct client *oldest = NULL;
 
 	for (struct client *c = srv->clients; c; c = c->next) {
-		if (c->dead || c->watching || c->refusing || c->parked || client_queued(c) > 0)
+		if (c->dead || c->watching || c->refusing || client_waits(c) ||
+		    client_queued(c) > 0)
 			continue;
 		if (!oldest || c->last_active <= oldest->last_active)
 			oldest = c;
@@ -679,6 +686,19 @@ void server_hold(struct server *s)
 	s->held = true;
 }
 
+/* After a waiting call was answered (r: how that went): the connection is read again, what it
+ * sent meanwhile handled; a client that broke is closed. */
+static void client_resume(struct client *c, int r)
+{
+	if (r >= 0)
+		r = client_drain(c);
+	if (r < 0) {
+		if (r != -ECONNRESET && r != -EPIPE && r != -ENOBUFS)
+			log_debug_errno(r, "Closing client: %m");
+		client_kill(c);
+	}
+}
+
 void server_release(struct server *s)
 {
 	struct client *last = s->clients;
@@ -699,12 +719,26 @@ void server_release(struct server *s)
 		c->last_active = server_now(s);
 		r = client_process(c, msg, c->parked_len);
 		c->parked_len = 0;
-		if (r >= 0)
-			r = client_drain(c);
-		if (r < 0) {
-			if (r != -ECONNRESET && r != -EPIPE && r != -ENOBUFS)
-				log_debug_errno(r, "Closing client: %m");
-			client_kill(c);
-		}
+		client_resume(c, r);
+	}
+}
+
+void server_set_upstream_handler(struct server *s, server_upstream_fn fn, void *userdata)
+{
+	s->upstream = fn;
+	s->upstream_userdata = userdata;
+}
+
+void server_upstream_done(struct server *s)
+{
+	for (struct client *c = s->clients; c; c = c->next) {
+		int r;
+
+		if (c->dead || !c->upstream_waiting)
+			continue;
+		c->upstream_waiting = false;
+		c->last_active = server_now(s);
+		r = client_reply(c, NULL, false);
+		client_resume(c, r);
 	}
 }

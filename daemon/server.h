@@ -35,6 +35,9 @@ struct server_config {
 /* Returns 0 and the reason "" on success; -errno and a reason for the client on failure. */
 /* full: Reload(full: true), every secret key listed again (see keyring_watch_refresh_full). */
 typedef int (*server_reload_fn)(void *userdata, bool full, char *reason, size_t reason_size);
+/* CheckUpstream: starts an upstream check (or lets the caller join the one running); its end is
+ * told with server_upstream_done(). Returns 0, or -errno and a reason for the client. */
+typedef int (*server_upstream_fn)(void *userdata, char *reason, size_t reason_size);
 
 struct server;
 
@@ -60,6 +63,10 @@ void server_hold(struct server *s);
 void server_release(struct server *s);
 
 void server_set_reload_handler(struct server *s, server_reload_fn fn, void *userdata);
+void server_set_upstream_handler(struct server *s, server_upstream_fn fn, void *userdata);
+/* The upstream check ended: every CheckUpstream call waiting for it is answered, and those
+ * connections are read again. */
+void server_upstream_done(struct server *s);
 
 /* Serves an already connected socket as a client (tests, socketpair()); takes fd in all cases. */
 int server_add_connection(struct server *s, int fd);

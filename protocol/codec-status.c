@@ -77,7 +77,9 @@ int codec_daemon_info_to_json(const struct daemon_info *d, json_object **ret)
 	    put_time(o, "next_deadline", d->next_deadline) < 0 || put_thresholds(o, d) < 0 ||
 	    put_int(o, "warning_days", d->warning_days) < 0 ||
 	    put_int(o, "critical_days", d->critical_days) < 0 ||
-	    put_str(o, "renewal_url", d->renewal_url) < 0)
+	    put_str(o, "renewal_url", d->renewal_url) < 0 ||
+	    put_time(o, "upstream_checked", d->upstream_checked) < 0 ||
+	    put_str(o, "upstream_error", d->upstream_error) < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
@@ -124,6 +126,8 @@ static const struct varlink_field daemon_info_table[] = {
 	F_TYPE(struct daemon_info, warning_days, VARLINK_UINT32, N),
 	F_TYPE(struct daemon_info, critical_days, VARLINK_UINT32, N),
 	F_STR(struct daemon_info, renewal_url, N),
+	F_TIME(struct daemon_info, upstream_checked),
+	F_STR(struct daemon_info, upstream_error, N),
 	{},
 };
 

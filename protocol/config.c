@@ -7,6 +7,7 @@
  * key is known and how overlong lines and NUL bytes are refused instead of silently cut.
  * Does not: read keyctl.conf for its reader's purposes (keyctld's main.c and keyctl-notify do).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -212,29 +213,89 @@ static int parse_thresholds(struct parse_ctx *x, const char *v)
 	return 1;
 }
 
-static int parse_track(struct parse_ctx *x, const char *v)
+/* A list of fingerprints, added to what earlier lines of the same key named (32 fingerprints do
+ * not fit on one line); a bad line is refused whole. */
+static int parse_fprs(struct parse_ctx *x, const char *what, const char *v,
+                      char (*list)[FPR_HEX_MAX], unsigned *n)
 {
 	char buf[LINE_MAX_CHARS + 1], *save = NULL;
-	unsigned before = x->c->n_track;
+	unsigned before = *n;
 
-	/* Adds to what earlier `track =` lines named: 32 fingerprints do not fit on one line. */
 	strcpy_trunc(buf, sizeof(buf), v);
 	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-		if (x->c->n_track >= CONFIG_TRACK_MAX) {
-			fail(x, "[keyring] track: more than %d fingerprints", CONFIG_TRACK_MAX);
-			x->c->n_track = before; /* lenient: the line is ignored whole */
+		if (*n >= CONFIG_TRACK_MAX) {
+			fail(x, "%s: more than %d fingerprints", what, CONFIG_TRACK_MAX);
+			*n = before; /* lenient: the line is ignored whole */
 			return 0;
 		}
 		if (!is_fingerprint(t)) {
-			fail(x, "[keyring] track: '%s' is not a 40 or 64 digit hex fingerprint", t);
-			x->c->n_track = before;
+			fail(x, "%s: '%s' is not a 40 or 64 digit hex fingerprint", what, t);
+			*n = before;
 			return 0;
 		}
 		for (char *q = t; *q; q++)
 			if (*q >= 'a' && *q <= 'f')
 				*q = (char)(*q - 'a' + 'A');
-		strcpy_trunc(x->c->track[x->c->n_track++], FPR_HEX_MAX, t);
+		strcpy_trunc(list[(*n)++], FPR_HEX_MAX, t);
 	}
+	return 1;
+}
+
+/* "90s", "30m", "12h", "1d", "2w": from a minute to a year. */
+static int parse_interval(const char *v, unsigned *ret)
+{
+	static const struct {
+		char unit;
+		unsigned sec;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 } };
+	char *end = NULL;
+	unsigned long n;
+
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || !end || end[0] == 0 || end[1] != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(units); i++)
+		if (units[i].unit == end[0]) {
+			unsigned long long t = (unsigned long long)n * units[i].sec;
+
+			if (t < 60 || t > 366ull * 86400)
+				return -EINVAL;
+			*ret = (unsigned)t;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int parse_upstream_key(struct parse_ctx *x, const char *name, const char *value)
+{
+	struct config *c = x->c;
+
+	if (streq(name, "check")) {
+		if (!streq(value, "on") && !streq(value, "off")) {
+			fail(x, "[upstream] check: '%s' is not on or off", value);
+			return 0;
+		}
+		c->upstream_check = streq(value, "on");
+		return 1;
+	}
+	if (streq(name, "interval")) {
+		if (parse_interval(value, &c->upstream_interval_sec) < 0) {
+			fail(x,
+			     "[upstream] interval: '%s' is not a duration from 1m to 366d (90m, "
+			     "12h, "
+			     "1d, 2w)",
+			     value);
+			return 0;
+		}
+		return 1;
+	}
+	if (streq(name, "relied-on"))
+		return parse_fprs(x, "[upstream] relied-on", value, c->relied_on, &c->n_relied_on);
+	add_warning(x, x->key, "%s:%u: unknown key [upstream] %s, ignoring", x->filename, x->line,
+	            name);
 	return 1;
 }
 
@@ -306,7 +367,9 @@ static int parse_key(struct parse_ctx *x, const char *section, const char *name,
 	if (streq(section, "keyring") && streq(name, "gnupghome"))
 		return path_value(x, section, name, value, c->gnupghome, sizeof(c->gnupghome));
 	if (streq(section, "keyring") && streq(name, "track"))
-		return parse_track(x, value);
+		return parse_fprs(x, "[keyring] track", value, c->track, &c->n_track);
+	if (streq(section, "upstream"))
+		return parse_upstream_key(x, name, value);
 	if (streq(section, "expiry") && streq(name, "thresholds"))
 		return parse_thresholds(x, value);
 	if (streq(section, "notify") && streq(name, "renewal-url")) {
@@ -372,6 +435,8 @@ void config_init(struct config *c)
 	c->max_validity_days = 730;
 	c->card_unseen_days = 30;
 	c->pin_retries_low = 2;
+	c->upstream_check = true;
+	c->upstream_interval_sec = 86400;
 }
 
 /* critical-days above warning-days: refused, or (lenient) both back to their defaults. */

@@ -61,6 +61,12 @@ struct config {
 	unsigned card_unseen_days;
 	unsigned pin_retries_low;
 
+	/* [upstream] */
+	bool upstream_check; /* CheckUpstream and the schedule may ask dirmngr */
+	unsigned upstream_interval_sec;
+	unsigned n_relied_on;
+	char relied_on[CONFIG_TRACK_MAX][FPR_HEX_MAX]; /* others' keys whose revocation matters */
+
 	/* [notify] */
 	char renewal_url[URL_MAX];
 

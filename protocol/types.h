@@ -202,6 +202,10 @@ struct daemon_info {
 	unsigned thresholds[THRESHOLDS_MAX]; /* days, strictly descending */
 	unsigned warning_days, critical_days;
 	char renewal_url[URL_MAX];
+	/* The last upstream check (CheckUpstream): when it ended (0 never), and what it could not
+	 * do ("" when it did all). */
+	int64_t upstream_checked;
+	char upstream_error[ERROR_TEXT_MAX];
 };
 
 const char *token_kind_to_string(enum token_kind k);

@@ -5,6 +5,7 @@
  * test changes one thing and checks that exactly its rule fires, with the words a user reads,
  * and that a near miss keeps the rule quiet.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,17 +24,22 @@
 #define AID_A "D2760001240103040006123456780000"
 #define AID_B "D2760001240103040006876543210000"
 
+#define WORLD_SUBS 5
+
 struct world {
 	struct config cfg;
 	struct token tokens[2];
 	size_t n_tokens;
-	struct subkey subs[5];
+	struct subkey subs[WORLD_SUBS];
 	struct key key;
 	struct finding *f;
 	size_t n;
 	bool scd_ccid_on;
 	const char *gnupghome;
 	const char *git_key; /* git's user.signingkey */
+	struct upstream_result up[2]; /* published copies; their subkeys point into pub_subs */
+	struct subkey pub_subs[WORLD_SUBS]; /* as many as subs: publish() copies them all */
+	size_t n_up;
 };
 
 static void set_subkey(struct subkey *s, const char *fpr, unsigned caps, enum secret_location loc)
@@ -96,6 +102,8 @@ static void world_run(struct world *w, const char *default_key)
 		.scd_ccid_on = w->scd_ccid_on,
 		.gnupghome = w->gnupghome,
 		.git_signing_key = w->git_key,
+		.upstream = w->up,
+		.n_upstream = w->n_up,
 	};
 
 	free(w->f);
@@ -759,6 +767,96 @@ TEST(expired_key_one_finding)
 	world_done(&w);
 }
 
+/* The keyserver's copy: the key as it is here. */
+static struct upstream_result *publish(struct world *w, bool relied_on)
+{
+	struct upstream_result *u = &w->up[w->n_up++];
+
+	memset(u, 0, sizeof(*u));
+	memcpy(w->pub_subs, w->subs, sizeof(w->subs));
+	strcpy(u->fingerprint, w->key.fingerprint);
+	u->relied_on = relied_on;
+	u->published = w->key;
+	u->published.subkeys = w->pub_subs;
+	return u;
+}
+
+TEST(key_revoked_upstream)
+{
+	struct world w;
+	struct upstream_result *u;
+	const struct finding *f;
+
+	world_init(&w);
+	u = publish(&w, false);
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 0);
+
+	u->published.revoked = true;
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 1);
+	f = get(&w, "key-revoked-upstream");
+	ASSERT_EQ(f->level, LEVEL_CRITICAL);
+	ASSERT_STREQ(f->key, FPR_PRI);
+	ASSERT_STREQ(f->hint, "gpg --refresh-keys " FPR_PRI);
+	ASSERT_TRUE(strstr(f->message, "shows the key revoked; your copy does not") != NULL);
+
+	/* A subkey revoked upstream; then a failed fetch, which raises nothing. */
+	u->published.revoked = false;
+	w.pub_subs[2].revoked = true;
+	world_run(&w, NULL);
+	ASSERT_TRUE(strstr(get(&w, "key-revoked-upstream")->message, "subkey 0x416BF1B32F5D4F5B"));
+	u->r = -EHOSTUNREACH;
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 0);
+
+	/* A relied-on key this keyring does not hold. */
+	world_reset(&w);
+	u = publish(&w, true);
+	strcpy(u->fingerprint, "1111111111111111111111111111111111111111");
+	u->published.revoked = true;
+	world_run(&w, NULL);
+	f = get(&w, "key-revoked-upstream");
+	ASSERT_STREQ(f->key, "1111111111111111111111111111111111111111");
+	ASSERT_STREQ(f->hint, "gpg --recv-keys 1111111111111111111111111111111111111111");
+	ASSERT_TRUE(strstr(f->message, "(relied on)") != NULL);
+	world_done(&w);
+}
+
+TEST(key_stale_upstream)
+{
+	struct world w;
+	struct upstream_result *u;
+	const struct finding *f;
+
+	world_init(&w);
+	u = publish(&w, false);
+	u->published.n_subkeys = 3; /* the auth subkey never sent */
+	world_run(&w, NULL);
+	expect_only(&w, "key-stale-upstream", 1);
+	f = get(&w, "key-stale-upstream");
+	ASSERT_EQ(f->level, LEVEL_WARNING);
+	ASSERT_TRUE(strstr(f->message, "lacks subkey 0x") != NULL);
+	ASSERT_TRUE(strncmp(f->hint, "gpg --send-keys " FPR_PRI "; ",
+	                    strlen("gpg --send-keys " FPR_PRI "; ")) == 0);
+	ASSERT_TRUE(strstr(f->hint, "Web Key Directory") != NULL);
+
+	/* No mail address: no WKD to update. */
+	strcpy(w.key.uid, "Alice");
+	world_run(&w, NULL);
+	ASSERT_STREQ(get(&w, "key-stale-upstream")->hint, "gpg --send-keys " FPR_PRI);
+
+	/* Only an owner can publish: a relied-on key, or one without a secret here, is quiet. */
+	u->relied_on = true;
+	world_run(&w, NULL);
+	expect_only(&w, "key-stale-upstream", 0);
+	u->relied_on = false;
+	w.key.has_secret = false;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "key-stale-upstream"), 0);
+	world_done(&w);
+}
+
 int main(void)
 {
 	RUN(clean);
@@ -783,5 +881,7 @@ int main(void)
 	RUN(counter_went_down);
 	RUN(scdaemon_ccid_conflict);
 	RUN(expired_key_one_finding);
+	RUN(key_revoked_upstream);
+	RUN(key_stale_upstream);
 	return 0;
 }

@@ -321,8 +321,41 @@ TEST(default_path)
 	ASSERT_ERR(config_default_path(buf, 10), ENAMETOOLONG);
 }
 
+TEST(upstream)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_OK(parse("", &c, err));
+	ASSERT_TRUE(c.upstream_check);
+	ASSERT_EQ(c.upstream_interval_sec, 86400);
+	ASSERT_EQ(c.n_relied_on, 0);
+	ASSERT_OK(parse("[upstream]\n"
+	                "check = off\n"
+	                "interval = 12h\n"
+	                "relied-on = 0123456789abcdef0123456789ABCDEF01234567\n"
+	                "relied-on = FEDCBA9876543210FEDCBA9876543210FEDCBA98\n",
+	                &c, err));
+	ASSERT_FALSE(c.upstream_check);
+	ASSERT_EQ(c.upstream_interval_sec, 12 * 3600);
+	ASSERT_EQ(c.n_relied_on, 2);
+	ASSERT_STREQ(c.relied_on[0], "0123456789ABCDEF0123456789ABCDEF01234567");
+	ASSERT_STREQ(c.relied_on[1], "FEDCBA9876543210FEDCBA9876543210FEDCBA98");
+	ASSERT_ERR(parse("[upstream]\ncheck = maybe\n", &c, err), EINVAL);
+	ASSERT_TRUE(strstr(err, "[upstream] check") != NULL);
+	ASSERT_ERR(parse("[upstream]\ninterval = 30s\n", &c, err), EINVAL);
+	ASSERT_ERR(parse("[upstream]\ninterval = 1y\n", &c, err), EINVAL);
+	ASSERT_ERR(parse("[upstream]\ninterval = d\n", &c, err), EINVAL);
+	ASSERT_ERR(parse("[upstream]\ninterval = 400d\n", &c, err), EINVAL);
+	ASSERT_ERR(parse("[upstream]\nrelied-on = 0123\n", &c, err), EINVAL);
+	ASSERT_TRUE(strstr(err, "[upstream] relied-on") != NULL);
+	ASSERT_OK(parse("[upstream]\ninterval = 2w\n", &c, err));
+	ASSERT_EQ(c.upstream_interval_sec, 14 * 86400);
+}
+
 int main(void)
 {
+	RUN(upstream);
 	RUN(defaults);
 	RUN(good_file);
 	RUN(bad_values_name_file_line_and_key);

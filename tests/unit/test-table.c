@@ -340,6 +340,25 @@ TEST(table_empty)
 	               "  none\n");
 }
 
+/* The header says when the published copies were last checked, and what that check could not
+ * do. */
+TEST(table_upstream)
+{
+	struct fixture x;
+	_cleanup_(freep) char *s = NULL, *t = NULL;
+
+	fixture_init(&x);
+	x.d.keyring_refreshed = 0;
+	x.d.started = 0;
+	x.d.upstream_checked = NOW - 7200;
+	s = render_table(&x, 0, 0, 0, false);
+	ASSERT_TRUE(strstr(s, "\n  published copies checked 2 hours ago\n") != NULL);
+	strcpy(x.d.upstream_error, "0123456789ABCDEF: dirmngr: No keyserver available");
+	t = render_table(&x, 0, 0, 0, false);
+	ASSERT_TRUE(strstr(t, "\n  published copies checked 2 hours ago: incomplete "
+	                      "(0123456789ABCDEF: dirmngr: No keyserver available)\n") != NULL);
+}
+
 TEST(prometheus)
 {
 	struct fixture x;
@@ -634,6 +653,7 @@ int main(void)
 	RUN(table_plain);
 	RUN(table_color);
 	RUN(table_empty);
+	RUN(table_upstream);
 	RUN(prometheus);
 	RUN(prometheus_escape);
 	RUN(exit_code);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What main.c (the daemon's wiring and lifecycle) and main-upstream.c (the upstream checks'
+ * wiring) share: the daemon's state and the calls between the two. Private to them.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "expiry.h"
+#include "git-config.h"
+#include "model.h"
+#include "server.h"
+#include "state.h"
+#include "watch-git.h"
+#include "watch-keyring.h"
+#include "watch-pcsc.h"
+#include "watch-udev.h"
+#include "watch-upstream-schedule.h"
+#include "watch-upstream.h"
+
+struct daemon {
+	sd_event *event;
+	struct config cfg;
+	struct model *model;
+	struct server *server;
+	struct pcsc_watch *pcsc;
+	struct udev_watch *udev;
+	struct keyring_watch *keyring;
+	struct git_watch *git;
+	struct upstream_watch *upstream;
+	struct upstream_schedule *upstream_schedule;
+	struct expiry_timer *timer;
+	struct state *state;
+	char default_key[KEYRING_DEFAULT_KEY_MAX];
+	char git_signing_key[GIT_SIGNING_KEY_MAX];
+	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
+	unsigned start_pending; /* START_* not yet in */
+	sd_event_source *start_timer;
+	uint64_t start_usec; /* CLOCK_MONOTONIC at the start, for the "ready after" line */
+	bool start_overdue; /* START_BOUND_USEC passed with start_pending set */
+	bool ready; /* answering: READY=1 sent, the server released */
+	bool keys_listed; /* a keyring listing has succeeded once */
+	/* scdaemon runs its own CCID driver (scd_ccid_driver_on), as of the last keyring event;
+	 * scd_ccid_known: asked once. */
+	bool scd_ccid_on, scd_ccid_known;
+};
+
+/* Changes DaemonInfo through change(info, arg), with the daemon's clock as its `now`. */
+void daemon_info_update(struct daemon *d, void (*change)(struct daemon_info *i, void *arg),
+                        void *arg);
+
+/* main-upstream.c */
+/* [upstream] check and interval, at start and on reload. */
+int daemon_upstream_apply(struct daemon *d);
+/* io.keyctl.CheckUpstream: every owned and relied-on key now. */
+int daemon_upstream_request(void *userdata, char *reason, size_t reason_size);
+/* The check and its schedule, for home; a failure leaves the daemon without them. */
+void daemon_upstream_start(struct daemon *d, const char *home);

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * KS_GET over Assuan to dirmngr (gpgme, GPGME_PROTOCOL_ASSUAN), as `gpg-connect-agent --dirmngr
+ * 'KS_GET -- 0xFPR'` would: dirmngr sends the keyserver's answer in D lines and imports nothing
+ * (gpg --recv-keys is what imports, on gpg's side). The D lines are collected up to
+ * UPSTREAM_DATA_MAX; one byte more and the data callback fails, which makes gpgme cancel the
+ * transaction. One query per call, one key per query: the keyserver learns one fingerprint at a
+ * time, as with parcimonie.
+ *
+ * Does not: import, bound its own time (the caller's worker job does), or log.
+ */
+#include <errno.h>
+#include <gpgme.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "gpgconf-run.h"
+#include "gpgme-init.h"
+#include "upstream-fetch.h"
+#include "upstream-read.h"
+
+struct fetch {
+	uint8_t *buf;
+	size_t n, alloc;
+	bool overflow;
+};
+
+static gpgme_error_t on_data(void *opaque, const void *data, size_t len)
+{
+	struct fetch *f = opaque;
+
+	if (len > UPSTREAM_DATA_MAX - f->n) {
+		f->overflow = true;
+		return gpg_error(GPG_ERR_TOO_LARGE);
+	}
+	if (f->n + len > f->alloc) {
+		size_t a = MIN(UPSTREAM_DATA_MAX, MAX(f->alloc * 2, f->n + len + 4096));
+		uint8_t *b = realloc(f->buf, a);
+
+		if (!b)
+			return gpg_error(GPG_ERR_ENOMEM);
+		f->buf = b;
+		f->alloc = a;
+	}
+	memcpy(f->buf + f->n, data, len);
+	f->n += len;
+	return 0;
+}
+
+static int map_error(gpgme_error_t e)
+{
+	switch (gpgme_err_code(e)) {
+	case GPG_ERR_NO_DATA:
+	case GPG_ERR_NOT_FOUND:
+		return -ENOENT;
+	case GPG_ERR_TOO_LARGE:
+		return -EMSGSIZE;
+	case GPG_ERR_TIMEOUT:
+	case GPG_ERR_ETIMEDOUT:
+		return -ETIMEDOUT;
+	case GPG_ERR_ASS_CONNECT_FAILED:
+	case GPG_ERR_NO_DIRMNGR:
+		return -EHOSTDOWN;
+	case GPG_ERR_NO_KEYSERVER:
+	case GPG_ERR_ECONNREFUSED:
+	case GPG_ERR_EHOSTUNREACH:
+	case GPG_ERR_ENETUNREACH:
+	case GPG_ERR_UNKNOWN_HOST:
+	case GPG_ERR_NO_NAME:
+		return -EHOSTUNREACH;
+	default:
+		return -EIO;
+	}
+}
+
+/* dirmngr's socket, dirmngr started when it does not answer there. */
+static int dirmngr_reach(const char *home, bool launch, char *sock, size_t size, char *err,
+                         size_t errsize)
+{
+	int r = gpgconf_run(home, "--list-dirs", "dirmngr-socket", sock, size);
+
+	if (r != 0 || !*sock) {
+		snprintf(err, errsize, "cannot find dirmngr's socket (gpgconf)");
+		return -EHOSTDOWN;
+	}
+	if (unix_socket_answers(sock))
+		return 0;
+	if (!launch) {
+		snprintf(err, errsize,
+		         "dirmngr is not running (enable dirmngr.socket: systemctl "
+		         "--user enable --now dirmngr.socket)");
+		return -EHOSTDOWN;
+	}
+	r = gpgconf_run(home, "--launch", "dirmngr", NULL, 0);
+	if (r != 0 || !unix_socket_answers(sock)) {
+		snprintf(err, errsize, "dirmngr is not running and could not be started");
+		return -EHOSTDOWN;
+	}
+	return 0;
+}
+
+static int ks_get(const char *sock, const char *fpr, struct fetch *f, char *err, size_t errsize)
+{
+	gpgme_error_t e, op = 0;
+	gpgme_ctx_t ctx = NULL;
+	char cmd[32 + FPR_HEX_MAX];
+
+	snprintf(cmd, sizeof(cmd), "KS_GET -- 0x%s", fpr);
+	e = gpgme_new(&ctx);
+	if (!e)
+		e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_ASSUAN);
+	if (!e)
+		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_ASSUAN, sock, NULL);
+	if (!e)
+		e = gpgme_op_assuan_transact_ext(ctx, cmd, on_data, f, NULL, NULL, NULL, NULL, &op);
+	gpgme_release(ctx);
+	if (f->overflow) {
+		snprintf(err, errsize, "the keyserver's answer is over %u KiB, abandoned",
+		         UPSTREAM_DATA_MAX / 1024);
+		return -EMSGSIZE;
+	}
+	if (e || op) {
+		gpgme_error_t x = e ? e : op;
+
+		snprintf(err, errsize, "dirmngr: %s", gpgme_strerror(x));
+		return map_error(x);
+	}
+	return 0;
+}
+
+static bool fpr_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789ABCDEFabcdef");
+
+	return s[n] == 0 && (n == 40 || n == 64);
+}
+
+int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *ret, char *err,
+                   size_t errsize)
+{
+	struct fetch f = {};
+	char sock[512] = "";
+	int r;
+
+	gpgme_init_once();
+	if (!fpr_ok(fpr)) {
+		snprintf(err, errsize, "'%s' is not a fingerprint", fpr);
+		return -EINVAL;
+	}
+	r = dirmngr_reach(home, launch, sock, sizeof(sock), err, errsize);
+	if (r < 0)
+		return r;
+	r = ks_get(sock, fpr, &f, err, errsize);
+	if (r == 0 && f.n == 0) {
+		snprintf(err, errsize, "the keyserver has no key %s", fpr);
+		r = -ENOENT;
+	}
+	if (r == 0)
+		r = upstream_read_key(f.buf, f.n, fpr, ret, err, errsize);
+	free(f.buf);
+	return r;
+}
