@@ -561,9 +561,7 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, struct keyring_owned *
 	return r;
 }
 
-/* Whether gpgme's process-wide engine already runs gpg_path (NULL: the default gpg) in home. A
- * context's own engine info costs a `gpg --version` run each time it is set, a fifth of a short
- * listing. */
+/* Whether gpgme's process-wide OpenPGP engine runs the default gpg in home. */
 static bool engine_default_for(const char *gpg_path, const char *home)
 {
 	gpgme_engine_info_t info;
@@ -577,13 +575,13 @@ static bool engine_default_for(const char *gpg_path, const char *home)
 	return false;
 }
 
-int keyring_set_default_home(const char *home)
+/* Whether ctx's OpenPGP engine runs in home (NULL: gpg's default home). */
+static bool ctx_engine_home_is(gpgme_ctx_t ctx, const char *home)
 {
-	gpgme_error_t e;
-
-	gpgme_init_once();
-	e = gpgme_set_engine_info(GPGME_PROTOCOL_OpenPGP, NULL, home);
-	return e ? map_error(e) : 0;
+	for (gpgme_engine_info_t i = gpgme_ctx_get_engine_info(ctx); i; i = i->next)
+		if (i->protocol == GPGME_PROTOCOL_OpenPGP)
+			return home ? i->home_dir && streq(i->home_dir, home) : !i->home_dir;
+	return false;
 }
 
 /* Checks home and gpg and makes a gpgme context for listing; the checks say what a bare gpgme
@@ -622,11 +620,21 @@ static int ctx_setup(const char *home, const char *gpg_path, gpgme_ctx_t *ret, c
 	e = gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP);
 	if (e && !gpg_path)
 		return fail(e, err, errsize, "No usable gpg", home);
+	/* The default gpg for a home: made the process-wide default once, here on the listing
+	 * thread since it runs gpg --version, so that the next contexts for that home are born with
+	 * it and need no engine info of their own (which would run gpg --version each time). Only
+	 * keyring listings set the global default; others set their context's own. */
+	if (!gpg_path && home && !engine_default_for(NULL, home)) {
+		e = gpgme_set_engine_info(GPGME_PROTOCOL_OpenPGP, NULL, home);
+		if (e)
+			return fail(e, err, errsize, "Failed to set up gpgme", home);
+	}
 	e = gpgme_new(&ctx);
 	if (e)
 		return fail(e, err, errsize, "Failed to create a gpgme context", home);
 	e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_OpenPGP);
-	if (!e && !engine_default_for(gpg_path, home))
+	/* Checked on the context itself: what it was born with is what it runs. */
+	if (!e && (gpg_path || !ctx_engine_home_is(ctx, home)))
 		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_OpenPGP, gpg_path, home);
 	if (!e)
 		e = gpgme_set_keylist_mode(ctx, GPGME_KEYLIST_MODE_LOCAL |

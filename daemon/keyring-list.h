@@ -58,10 +58,6 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
                        size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
                        bool full, bool *ret_fast, struct key **ret_keys, size_t *ret_n, char *err,
                        size_t errsize);
-/* Makes home the process-wide default of gpgme's OpenPGP engine, so that listings of that home
- * need no engine info of their own (each costs a `gpg --version` run). Call before threads
- * start. Returns 0 or -errno. */
-int keyring_set_default_home(const char *home);
 /* The same with another gpg binary (tests); gpg_path NULL is gpgme's default. */
 int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *const *track,
                       size_t n_track, struct key **ret_keys, size_t *ret_n, char *err,

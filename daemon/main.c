@@ -668,9 +668,6 @@ static int daemon_start(struct daemon *d)
 		return log_error_errno(r, "Cannot tell the GnuPG home (set GNUPGHOME or HOME): %m");
 	/* gpgme and scdaemon's fallback both honour it, so one setting reaches every gpg we run. */
 	setenv("GNUPGHOME", home, 1);
-	r = keyring_set_default_home(home);
-	if (r < 0)
-		log_debug_errno(r, "gpgme keeps its own default home, listings set theirs: %m");
 
 	r = model_new(&d->model);
 	if (r < 0)
