@@ -385,13 +385,14 @@ static const char *const sign_state_words[AUDIT_SIGN_MAX] = {
 	[AUDIT_SIGN_NO_SECRET] = "has no secret part here, neither on disk nor on a card",
 };
 
-/* The fingerprint of another key that can sign here, for a hint; "NEWFPR" when there is none. */
-static const char *usable_signing_key(const struct ctx *x, const struct key * not )
+/* The fingerprint of a key other than skip that can sign here, for a hint; "NEWFPR" when there
+ * is none. */
+static const char *usable_signing_key(const struct ctx *x, const struct key *skip)
 {
 	for (size_t i = 0; i < x->n_keys; i++) {
 		struct audit_signing sg;
 
-		if (&x->keys[i] == not || x->keys[i].revoked)
+		if (&x->keys[i] == skip || x->keys[i].revoked)
 			continue;
 		audit_resolve_signing(&x->keys[i], 1, x->keys[i].fingerprint, &sg);
 		if (sg.state == AUDIT_SIGN_USABLE)
