@@ -10,7 +10,6 @@
  * Does not: write to the keyring, talk to gpg-agent, watch for changes, or log.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gpgme.h>
@@ -354,38 +353,47 @@ static void ctx_releasep(gpgme_ctx_t *ctx)
 		gpgme_release(*ctx);
 }
 
-/* True when private-keys-v1.d holds a key file that is not one of gpg-agent's ssh keys (those
- * are named in sshcontrol and belong to no OpenPGP key). gpg asks gpg-agent which secret keys
- * exist; when it cannot reach the agent it exits 2 and gpgme reports an empty, successful listing,
- * so an empty answer next to such key files is a failure, not an empty keyring. */
-static bool home_has_secret_files(const char *home)
+/* home/sshcontrol's bytes (NUL-terminated), which name gpg-agent's ssh keys: keygrips that
+ * belong to no OpenPGP key. NULL when there is none. */
+static uint8_t *sshcontrol_read(const char *home)
 {
 	char path[PATH_MAX];
-	_cleanup_(freep) uint8_t *sshcontrol = NULL;
-	size_t n_ssh = 0;
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
+	uint8_t *p = NULL;
+	size_t n = 0;
 
 	if (!home || snprintf(path, sizeof(path), "%s/sshcontrol", home) >= (int)sizeof(path))
-		return false;
-	(void)file_read_bounded(path, 256u * 1024u, &sshcontrol, &n_ssh);
-	snprintf(path, sizeof(path), "%s/private-keys-v1.d", home);
-	d = opendir(path);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		char grip[64];
+		return NULL;
+	(void)file_read_bounded(path, 256u * 1024u, &p, &n);
+	return p;
+}
 
-		if (n != 44 || !streq(de->d_name + 40, ".key"))
-			continue;
-		memcpy(grip, de->d_name, 40);
-		grip[40] = 0;
-		found = !sshcontrol || !strcasestr((const char *)sshcontrol, grip);
-	}
-	closedir(d);
-	return found;
+static bool grip_is_ssh(const uint8_t *sshcontrol, const char *grip)
+{
+	return sshcontrol && strcasestr((const char *)sshcontrol, grip);
+}
+
+/* True when private-keys-v1.d holds a key file that is not one of gpg-agent's ssh keys. gpg asks
+ * gpg-agent which secret keys exist; when it cannot reach the agent it exits 2 and gpgme reports
+ * an empty, successful listing, so an empty answer next to such key files is a failure, not an
+ * empty keyring. */
+static bool home_has_secret_files(const char *home)
+{
+	_cleanup_(freep) struct keyring_owned *o = calloc(1, sizeof(*o));
+	_cleanup_(freep) uint8_t *sshcontrol = NULL;
+	int r;
+
+	if (!home || !o)
+		return false;
+	r = keyring_grips_read(home, o);
+	if (r == -E2BIG)
+		return true; /* more key files than we count: surely not all ssh keys */
+	if (r < 0)
+		return false;
+	sshcontrol = sshcontrol_read(home);
+	for (size_t g = 0; g < o->n_grips; g++)
+		if (!grip_is_ssh(sshcontrol, o->grips[g]))
+			return true;
+	return false;
 }
 
 /* gpg -K over the whole keyring into l: which keys have a secret part, and where. */
@@ -667,14 +675,10 @@ static int ctx_setup(const char *home, const char *gpg_path, gpgme_ctx_t *ret, c
 static bool owned_has_orphans(const char *home, const struct keyring_owned *o,
                               const struct key *keys, size_t n)
 {
-	char path[PATH_MAX];
-	_cleanup_(freep) uint8_t *sshcontrol = NULL;
-	size_t n_ssh = 0;
+	_cleanup_(freep) uint8_t *sshcontrol = sshcontrol_read(home);
 
-	if (snprintf(path, sizeof(path), "%s/sshcontrol", home) < (int)sizeof(path))
-		(void)file_read_bounded(path, 256u * 1024u, &sshcontrol, &n_ssh);
 	for (size_t g = 0; g < o->n_grips; g++) {
-		bool found = sshcontrol && strcasestr((const char *)sshcontrol, o->grips[g]);
+		bool found = grip_is_ssh(sshcontrol, o->grips[g]);
 
 		for (size_t i = 0; i < n && !found; i++)
 			for (size_t j = 0; j < keys[i].n_subkeys && !found; j++)
