@@ -27,6 +27,7 @@
 #include "gpgme-init.h"
 #include "keyring-list.h"
 #include "keyring-owned.h"
+#include "keyring-ownertrust.h"
 
 /* The one place gpgme's codes become errno values. */
 static int map_error(gpgme_error_t e)
@@ -266,7 +267,7 @@ static int map_key(gpgme_key_t k, const struct listing *l, const char *const *tr
 	return 0;
 }
 
-static void cancel_slot_set(struct keyring_cancel *c, gpgme_ctx_t ctx)
+void keyring_cancel_set(struct keyring_cancel *c, struct gpgme_context *ctx)
 {
 	if (!c)
 		return;
@@ -669,34 +670,145 @@ static int ctx_setup(const char *home, const char *gpg_path, gpgme_ctx_t *ret, c
 	return 0;
 }
 
+/* Whether grip is one of gpg-agent's ssh keys or the keygrip of a subkey that keys list with a
+ * secret part (on disk or a card stub) when secret_only, of any subkey otherwise. */
+static bool grip_accounted(const uint8_t *sshcontrol, const char *grip, const struct key *keys,
+                           size_t n, bool secret_only)
+{
+	if (grip_is_ssh(sshcontrol, grip))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++)
+			if (strcasecmp(keys[i].subkeys[j].keygrip, grip) == 0 &&
+			    (!secret_only || keys[i].subkeys[j].secret != SECRET_NONE))
+				return true;
+	return false;
+}
+
 /* A keygrip in private-keys-v1.d that no listed key owns (and no ssh key of sshcontrol): a
  * secret whose public key is missing. Importing that public key later makes a key the user's own
  * without any keygrip changing, which the short way cannot see; such a home always lists fully. */
 static bool owned_has_orphans(const char *home, const struct keyring_owned *o,
-                              const struct key *keys, size_t n)
+                              const struct key *keys, size_t n, bool secret_only)
 {
 	_cleanup_(freep) uint8_t *sshcontrol = sshcontrol_read(home);
 
-	for (size_t g = 0; g < o->n_grips; g++) {
-		bool found = grip_is_ssh(sshcontrol, o->grips[g]);
-
-		for (size_t i = 0; i < n && !found; i++)
-			for (size_t j = 0; j < keys[i].n_subkeys && !found; j++)
-				found = strcasecmp(keys[i].subkeys[j].keygrip, o->grips[g]) == 0;
-		if (!found)
+	for (size_t g = 0; g < o->n_grips; g++)
+		if (!grip_accounted(sshcontrol, o->grips[g], keys, n, secret_only))
 			return true;
-	}
 	return false;
+}
+
+/* Drops the keys that are neither the user's own nor tracked: candidates of the trust way that
+ * turned out to be someone else's key the user trusts ultimately. */
+static void keys_keep_owned(struct key *keys, size_t *n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (keys[i].has_secret || keys[i].tracked)
+			keys[k++] = keys[i];
+		else
+			free(keys[i].subkeys);
+	}
+	*n = k;
+}
+
+/* The candidates for the trust way: the ultimately trusted keys and what the last listing knew
+ * as owned (a key imported with its secret has no owner trust). *ret is malloc'd. */
+static int trust_candidates(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
+                            const struct keyring_owned *before, char (**ret)[FPR_HEX_MAX],
+                            size_t *ret_n)
+{
+	char(*c)[FPR_HEX_MAX] = NULL;
+	size_t n = 0, extra = before ? before->n_fprs : 0;
+	int r;
+
+	r = ownertrust_read(home, gpg_path, cancel, OWNERTRUST_ULTIMATE, &c, &n);
+	if (r < 0)
+		return r;
+	if (extra > 0) {
+		char(*bigger)[FPR_HEX_MAX] = reallocarray(c, n + extra, sizeof(*c));
+
+		if (!bigger) {
+			free(c);
+			return -ENOMEM;
+		}
+		c = bigger;
+		for (size_t i = 0; i < extra; i++) {
+			bool dup = false;
+
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = strcasecmp(c[j], before->fprs[i]) == 0;
+			if (!dup)
+				strcpy_trunc(c[n++], FPR_HEX_MAX, before->fprs[i]);
+		}
+	}
+	*ret = c;
+	*ret_n = n;
+	return 0;
+}
+
+/* The trust way, for a home whose owned keys are not known (a first start, a secret key added or
+ * removed): the candidates are listed with their secret parts in one short run, and taken as the
+ * owned keys only when every keygrip in private-keys-v1.d (now) belongs to a secret subkey among
+ * them. Then no key outside them can have a secret part, as gpg -K would have found. Returns 1
+ * when it answered, 0 when the full way must run (nothing listed), or -ECANCELED. */
+static int list_by_trust(gpgme_ctx_t ctx, const char *home, const char *gpg_path,
+                         struct keyring_cancel *cancel, struct keyring_owned *owned,
+                         const struct keyring_owned *before, const struct keyring_owned *now,
+                         const char *const *track, size_t n_track, struct key **ret_keys,
+                         size_t *ret_n, char *err, size_t errsize)
+{
+	_cleanup_(listing_done) struct listing l = {};
+	_cleanup_(freep) char(*cand)[FPR_HEX_MAX] = NULL;
+	_cleanup_(freep) const char **patterns = NULL;
+	struct status_watch sw = {};
+	size_t n_cand = 0, n_patterns = 0, n_keys = 0;
+	struct key *keys = NULL;
+	int r;
+
+	r = trust_candidates(home, gpg_path, cancel, before, &cand, &n_cand);
+	if (r == -ECANCELED)
+		return r;
+	if (r < 0 || n_cand == 0)
+		return 0;
+	r = build_patterns((const char(*)[FPR_HEX_MAX])cand, n_cand, track, n_track, &patterns,
+	                   &n_patterns);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	gpgme_set_status_cb(ctx, on_status, &sw);
+	if (gpgme_set_keylist_mode(ctx,
+	                           gpgme_get_keylist_mode(ctx) | GPGME_KEYLIST_MODE_WITH_SECRET))
+		return 0;
+	keyring_cancel_set(cancel, ctx);
+	r = list_named(ctx, home, patterns, n_patterns, &l, true, &sw, track, n_track, &keys,
+	               &n_keys, err, errsize);
+	keyring_cancel_set(cancel, NULL);
+	(void)gpgme_set_keylist_mode(ctx,
+	                             gpgme_get_keylist_mode(ctx) & ~GPGME_KEYLIST_MODE_WITH_SECRET);
+	if (r == -ECANCELED || r == -ENOMEM)
+		return r;
+	err[0] = 0;
+	if (r < 0 || owned_has_orphans(home, now, keys, n_keys, true)) {
+		keyring_keys_free(keys, n_keys);
+		return 0;
+	}
+	keys_keep_owned(keys, &n_keys);
+	owned_remember(owned, &l);
+	*ret_keys = keys;
+	*ret_n = n_keys;
+	return 1;
 }
 
 int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
                        size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
-                       bool full, bool *ret_fast, struct key **ret_keys, size_t *ret_n, char *err,
-                       size_t errsize)
+                       bool full, enum keyring_way *ret_way, struct key **ret_keys, size_t *ret_n,
+                       char *err, size_t errsize)
 {
 	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
-	_cleanup_(freep) struct keyring_owned *now = NULL;
-	bool fast = false;
+	_cleanup_(freep) struct keyring_owned *now = NULL, *before = NULL;
+	enum keyring_way way = KEYRING_WAY_FULL;
 	int r;
 
 	r = ctx_setup(home, gpg_path, &ctx, err, errsize);
@@ -710,9 +822,16 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 			return -ENOMEM;
 		if (keyring_grips_read(home, now) < 0)
 			now->n_grips = SIZE_MAX; /* unknown: equal to nothing */
-		fast = !full && owned->valid && streq(owned->home, home) &&
-		       now->n_grips != SIZE_MAX && keyring_grips_equal(owned, now);
-		if (!fast) {
+		if (!full && owned->valid && streq(owned->home, home) && now->n_grips != SIZE_MAX &&
+		    keyring_grips_equal(owned, now))
+			way = KEYRING_WAY_OWNED;
+		else {
+			if (owned->valid && streq(owned->home, home)) {
+				before = malloc(sizeof(*before));
+				if (!before)
+					return -ENOMEM;
+				memcpy(before, owned, sizeof(*before));
+			}
 			owned->valid = false;
 			if (now->n_grips != SIZE_MAX) {
 				memcpy(owned->grips, now->grips, sizeof(now->grips));
@@ -721,15 +840,28 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 			}
 		}
 	}
-	cancel_slot_set(cancel, ctx);
-	r = list_locked(ctx, home, now && (fast || now->n_grips != SIZE_MAX) ? owned : NULL, fast,
-	                track, n_track, ret_keys, ret_n, err, errsize);
-	cancel_slot_set(cancel, NULL);
-	if (r >= 0 && !fast && owned && owned->valid &&
-	    owned_has_orphans(home, owned, *ret_keys, *ret_n))
+	if (way == KEYRING_WAY_FULL && !full && now && now->n_grips != SIZE_MAX) {
+		r = list_by_trust(ctx, home, gpg_path, cancel, owned, before, now, track, n_track,
+		                  ret_keys, ret_n, err, errsize);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			if (ret_way)
+				*ret_way = KEYRING_WAY_TRUST;
+			return 0;
+		}
+	}
+	keyring_cancel_set(cancel, ctx);
+	r = list_locked(ctx, home,
+	                now && (way == KEYRING_WAY_OWNED || now->n_grips != SIZE_MAX) ? owned
+	                                                                              : NULL,
+	                way == KEYRING_WAY_OWNED, track, n_track, ret_keys, ret_n, err, errsize);
+	keyring_cancel_set(cancel, NULL);
+	if (r >= 0 && way == KEYRING_WAY_FULL && owned && owned->valid &&
+	    owned_has_orphans(home, owned, *ret_keys, *ret_n, false))
 		owned->valid = false;
-	if (ret_fast)
-		*ret_fast = fast;
+	if (ret_way)
+		*ret_way = way;
 	return r;
 }
 

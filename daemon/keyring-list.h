@@ -40,24 +40,36 @@ struct keyring_cancel {
 	bool cancelled;
 };
 void keyring_cancel(struct keyring_cancel *c);
+/* Puts ctx (NULL: none) in c's slot while it runs; cancels it at once when c was cancelled. */
+void keyring_cancel_set(struct keyring_cancel *c, struct gpgme_context *ctx);
 
 /* keyring_list() with another gpg binary (gpg_path NULL: gpgme's default) and a cancel slot
  * (NULL: none). */
 int keyring_list_cancellable(const char *gnupghome, const char *gpg_path, const char *const *track,
                              size_t n_track, struct keyring_cancel *cancel, struct key **ret_keys,
                              size_t *ret_n, char *err, size_t errsize);
+/* Which way a listing went: gpg -K over every key, then the owned and tracked ones (FULL); the
+ * owned keys known from before and the tracked ones in one run (OWNED); the ultimately trusted
+ * keys tried as the owned ones, every keygrip accounted for (TRUST). */
+enum keyring_way {
+	KEYRING_WAY_FULL,
+	KEYRING_WAY_OWNED,
+	KEYRING_WAY_TRUST,
+};
 /*
  * keyring_list_cancellable() the short way when it can: owned (in/out, NULL: always the full way)
- * holds what the last full listing learnt (keyring-owned.h). While private-keys-v1.d holds the
- * same keygrips and full is false, gpg lists just the owned and tracked fingerprints, with their
- * secret parts, in one run; otherwise the whole-keyring secret listing runs and owned is
- * rewritten. *ret_fast (may be NULL) says which way it went.
+ * holds what the last listing learnt (keyring-owned.h). While private-keys-v1.d holds the same
+ * keygrips and full is false, gpg lists just the owned and tracked fingerprints, with their
+ * secret parts, in one run. Otherwise (and full false) the ultimately trusted keys and the owned
+ * ones from before are tried the same way, and taken when every keygrip in private-keys-v1.d
+ * belongs to a secret subkey among them; failing that the whole-keyring secret listing runs.
+ * owned is rewritten unless the way was KEYRING_WAY_OWNED. *ret_way (may be NULL) says which.
  */
 struct keyring_owned;
 int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
                        size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
-                       bool full, bool *ret_fast, struct key **ret_keys, size_t *ret_n, char *err,
-                       size_t errsize);
+                       bool full, enum keyring_way *ret_way, struct key **ret_keys, size_t *ret_n,
+                       char *err, size_t errsize);
 /* The same with another gpg binary (tests); gpg_path NULL is gpgme's default. */
 int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *const *track,
                       size_t n_track, struct key **ret_keys, size_t *ret_n, char *err,

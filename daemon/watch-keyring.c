@@ -102,11 +102,11 @@ static void *job_run(void *arg)
 		(void)keyring_owned_load(j->owned_path, &j->owned);
 	j->res.error = keyring_list_owned(
 	        j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path, track,
-	        j->n_track, &j->cancel, &j->owned, j->full, &j->res.fast, &j->res.keys,
+	        j->n_track, &j->cancel, &j->owned, j->full, &j->res.way, &j->res.keys,
 	        &j->res.n_keys, j->res.reason, sizeof(j->res.reason));
 	/* Kept on this thread: the loop never waits for the disk. A stale file is removed, so a
 	 * restart cannot take the short way on what a full listing no longer holds. */
-	if (j->res.error >= 0 && !j->res.fast && !isempty(j->owned_path)) {
+	if (j->res.error >= 0 && j->res.way != KEYRING_WAY_OWNED && !isempty(j->owned_path)) {
 		if (!j->owned.valid || keyring_owned_save(j->owned_path, &j->owned) < 0)
 			(void)unlink(j->owned_path);
 	}

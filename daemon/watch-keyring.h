@@ -29,7 +29,7 @@ struct keyring_result {
 	size_t n_keys;
 	char default_key[KEYRING_DEFAULT_KEY_MAX]; /* "" when gpg.conf names none */
 	char git_signing_key[GIT_SIGNING_KEY_MAX]; /* "" when git signs with no OpenPGP key */
-	bool fast; /* the short way: just the owned and tracked keys (keyring_list_owned) */
+	enum keyring_way way; /* how keyring_list_owned() went */
 };
 
 struct keyring_watch;

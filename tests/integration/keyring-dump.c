@@ -86,19 +86,20 @@ static int list_owned(const char *home, const char *const *track, size_t n_track
                       size_t *n, char *err, size_t errsize)
 {
 	_cleanup_(freep) struct keyring_owned *o = calloc(1, sizeof(*o));
-	bool fast = false;
+	enum keyring_way way = KEYRING_WAY_FULL;
+	static const char *const ways[] = { "full", "fast", "trust" };
 	int r;
 
 	if (!o)
 		return -ENOMEM;
 	(void)keyring_owned_load(arg_owned, o);
-	r = keyring_list_owned(home, arg_gpg, track, n_track, NULL, o, arg_full, &fast, keys, n,
-	                       err, errsize);
+	r = keyring_list_owned(home, arg_gpg, track, n_track, NULL, o, arg_full, &way, keys, n, err,
+	                       errsize);
 	if (r < 0)
 		return r;
-	if (!fast && (!o->valid || keyring_owned_save(arg_owned, o) < 0))
+	if (way != KEYRING_WAY_OWNED && (!o->valid || keyring_owned_save(arg_owned, o) < 0))
 		(void)unlink(arg_owned);
-	printf("way %s cache=%s\n", fast ? "fast" : "full", o->valid ? "valid" : "none");
+	printf("way %s cache=%s\n", ways[way], o->valid ? "valid" : "none");
 	return 0;
 }
 

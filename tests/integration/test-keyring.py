@@ -336,11 +336,14 @@ def test_timeout(h):
 
 
 def test_short_way(keyboxd=False):
-    """keyring_list_owned(): after a full listing, a keyring change lists just the owned and
-    tracked fingerprints (one gpg run) while private-keys-v1.d keeps its keygrips. Every kind of
-    change is made, and after each the short listing must equal a full listing line for line
-    (secret, card serial, expiry, revocation, subkeys); the changes that touch the secret keys
-    must take the full way. The owned keys are kept in a file between runs, as across restarts."""
+    """keyring_list_owned(): after a listing, a keyring change lists just the owned and tracked
+    fingerprints (one gpg run) while private-keys-v1.d keeps its keygrips. Every kind of change
+    is made, and after each the short listing must equal a full listing line for line (secret,
+    card serial, expiry, revocation, subkeys). When the owned keys are not known or a secret key
+    came or went, the ultimately trusted keys (gpg gives its own keys that) and the owned ones from
+    before are tried as the owned keys: the trust way, taken only when every key file is theirs;
+    a secret key that nobody trusts ultimately makes it the full way. The owned keys are kept in
+    a file between runs, as across restarts."""
     tag = "short-kbxd" if keyboxd else "short"
     h = new_home(tag)
     if keyboxd:
@@ -366,7 +369,7 @@ def test_short_way(keyboxd=False):
         check(rest == full, "%s: the listing equals a full one" % what)
         return parse(full)
 
-    keys = step("full", "no owned keys known yet")
+    keys = step("trust", "no owned keys known yet")
     check(set(keys) == {alice, ivy, bob}, "short: Alice, Ivy and tracked Bob")
     step("fast", "nothing changed")
     step("full", "Reload(full)", "--full")
@@ -397,12 +400,21 @@ def test_short_way(keyboxd=False):
     check(bob not in keys, "short: the deleted key is gone")
 
     jack = gen(h, "Jack <jack@example.org>")
-    keys = step("full", "a secret key was added")
+    keys = step("trust", "a secret key was added (gpg trusts it ultimately)")
     check(jack in keys and keys[jack]["has_secret"] == "1", "short: the new key is listed as own")
     gpg(h, "--delete-secret-and-public-keys", jack)
-    keys = step("full", "a secret key was deleted")
+    keys = step("trust", "a secret key was deleted")
     check(jack not in keys, "short: the deleted own key is gone")
     step("fast", "nothing changed after that")
+
+    # Someone else's key, trusted ultimately: a candidate of the trust way, not an own key.
+    carl = gen(other, "Carl <carl@example.org>")
+    gpg(h, "--import", input=gpg(other, "--armor", "--export", carl))
+    gpg(h, "--import-ownertrust", input=carl + ":6:\n")
+    mia = gen(h, "Mia <mia@example.org>")
+    keys = step("trust", "a secret key was added; another's key is trusted ultimately")
+    check(carl not in keys and {alice, ivy, mia} <= set(keys),
+          "short: the trusted key without a secret is not listed as own")
 
     # A secret whose public key is not in the keyring: importing that public key later makes
     # a key the user's own with no keygrip changing, so such a home always lists fully.
@@ -416,9 +428,14 @@ def test_short_way(keyboxd=False):
     keys = step("full", "its public key was imported")
     check(kate in keys and keys[kate]["has_secret"] == "1", "short: now an own key")
     step("fast", "nothing changed after the import")
+    # Kate's key has no owner trust; the owned keys from before vouch for it.
+    leo = gen(h, "Leo <leo@example.org>")
+    keys = step("trust", "a secret key was added beside one with no owner trust")
+    check({kate, leo} <= set(keys), "short: both are own keys")
     with open(owned, "w") as f:
         f.write("keyctl-owned-keys 1\nhome %s\ngrip nothex\n" % h)
-    step("full", "a damaged owned-keys file")
+    keys = step("full", "a damaged owned-keys file, a secret key nobody trusts ultimately")
+    check(kate in keys, "short: the full way finds it")
 
 
 def main():

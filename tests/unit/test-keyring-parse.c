@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The pure parts of keyring.c: gpg.conf's default-key, the keybox header check and which user
- * ids are shown. (The gpgme mapping runs against real keyrings in tests/integration.)
+ * The pure parts of keyring-list.c: gpg.conf's default-key, the keybox header check and which
+ * user ids are shown; and keyring-ownertrust.c's reading of gpg --export-ownertrust. (The gpgme
+ * mapping runs against real keyrings in tests/integration.)
  */
 #include <stdio.h>
 
 #include "keyring-list.h"
+#include "keyring-ownertrust.h"
 #include "test.h"
 
 static int parse(const char *text, char *buf, size_t size)
@@ -82,9 +84,65 @@ TEST(uid)
 	ASSERT_TRUE(keyring_uid_acceptable(longer));
 }
 
+static int trust(const char *text, unsigned min, char (**fprs)[FPR_HEX_MAX], size_t *n)
+{
+	free(*fprs);
+	*fprs = NULL;
+	return ownertrust_parse((const uint8_t *)text, strlen(text), min, fprs, n);
+}
+
+TEST(ownertrust)
+{
+	static const char gpg_out[] =
+	        "# List of assigned trustvalues, created Sun Dec  6 02:28:47 2026 UTC\n"
+	        "# (Use \"gpg --import-ownertrust\" to restore them)\n"
+	        "66685D0A7804530DEBBD3C7743108B614CF9256C:6:\n"
+	        "3ECF7D3F64A5086004014C5407AFB6E134ED485B:5:\n"
+	        "9EF08EE8392C265110352456E6E46FC379B1480A:4:\n"
+	        "0D81F6A3A4A71A63C1C0B8B1D6F4C3E34F2C8A11:134:\n";
+	char(*f)[FPR_HEX_MAX] = NULL;
+	size_t n = 99;
+
+	ASSERT_EQ(trust(gpg_out, OWNERTRUST_ULTIMATE, &f, &n), 0);
+	/* 134 is ultimate (6) with the disabled flag (128). */
+	ASSERT_EQ(n, 2u);
+	ASSERT_STREQ(f[0], "66685D0A7804530DEBBD3C7743108B614CF9256C");
+	ASSERT_STREQ(f[1], "0D81F6A3A4A71A63C1C0B8B1D6F4C3E34F2C8A11");
+	ASSERT_EQ(trust(gpg_out, OWNERTRUST_FULLY, &f, &n), 0);
+	ASSERT_EQ(n, 3u);
+	ASSERT_STREQ(f[1], "3ECF7D3F64A5086004014C5407AFB6E134ED485B");
+	/* Empty output, comments only: none. Lower case is taken, in upper case. */
+	ASSERT_EQ(trust("", 0, &f, &n), 0);
+	ASSERT_EQ(n, 0u);
+	ASSERT_TRUE(f == NULL);
+	ASSERT_EQ(trust("# nothing\n\n", 0, &f, &n), 0);
+	ASSERT_EQ(n, 0u);
+	ASSERT_EQ(trust("66685d0a7804530debbd3c7743108b614cf9256c:6:", 6, &f, &n), 0);
+	ASSERT_EQ(n, 1u);
+	ASSERT_STREQ(f[0], "66685D0A7804530DEBBD3C7743108B614CF9256C");
+	/* A v5 fingerprint (64 digits). */
+	ASSERT_EQ(trust("66685D0A7804530DEBBD3C7743108B614CF9256C66685D0A7804530DEBBD3C77:6:\n", 6,
+	                &f, &n),
+	          0);
+	ASSERT_EQ(n, 1u);
+	/* Anything else refuses the whole output: a short or long fingerprint, no level, junk
+	 * after it, CRLF, a NUL in a comment, a level that overflows. */
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256:6:\n", 0, &f, &n), EBADMSG);
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256C0:6:\n", 0, &f, &n), EBADMSG);
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256C::\n", 0, &f, &n), EBADMSG);
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256C:6\n", 0, &f, &n), EBADMSG);
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256C:6:x\n", 0, &f, &n), EBADMSG);
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256C:6:\r\n", 0, &f, &n), EBADMSG);
+	ASSERT_ERR(trust("66685D0A7804530DEBBD3C7743108B614CF9256C:99999999999:\n", 0, &f, &n),
+	           EBADMSG);
+	ASSERT_ERR(ownertrust_parse((const uint8_t *)"# a\0b\n", 6, 0, &f, &n), EBADMSG);
+	free(f);
+}
+
 int main(void)
 {
 	RUN(default_key);
+	RUN(ownertrust);
 	RUN(keybox_header);
 	RUN(uid);
 	return 0;

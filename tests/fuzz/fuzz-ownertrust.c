@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* gpg --export-ownertrust output (keyring-ownertrust.c): any bytes give 0 or a negative errno,
+ * never a crash; what parses names at most OWNERTRUST_KEYS_MAX keys, each a 40 or 64 digit upper
+ * case fingerprint that occurs in the input (in either case), and a higher minimum level never
+ * gives more keys. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "keyring-ownertrust.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool in_input(const uint8_t *data, size_t size, const char *fpr)
+{
+	size_t len = strlen(fpr);
+
+	for (size_t i = 0; i + len <= size; i++)
+		if (strncasecmp((const char *)data + i, fpr, len) == 0)
+			return true;
+	return false;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char(*all)[FPR_HEX_MAX] = NULL, (*ultimate)[FPR_HEX_MAX] = NULL;
+	size_t n_all = 0, n_ult = 0;
+	int r, r2;
+
+	r = ownertrust_parse(data, size, 0, &all, &n_all);
+	r2 = ownertrust_parse(data, size, OWNERTRUST_ULTIMATE, &ultimate, &n_ult);
+	if ((r < 0) != (r2 < 0) && r2 != -E2BIG && r != -E2BIG)
+		__builtin_trap();
+	if (r == 0) {
+		if (n_all > OWNERTRUST_KEYS_MAX || (n_all == 0) != (all == NULL))
+			__builtin_trap();
+		for (size_t i = 0; i < n_all; i++) {
+			size_t len = strlen(all[i]);
+
+			if (len != 40 && len != 64)
+				__builtin_trap();
+			for (size_t j = 0; j < len; j++)
+				if (!isxdigit((unsigned char)all[i][j]) ||
+				    islower((unsigned char)all[i][j]))
+					__builtin_trap();
+			if (!in_input(data, size, all[i]))
+				__builtin_trap();
+		}
+		if (r2 == 0 && n_ult > n_all)
+			__builtin_trap();
+	}
+	free(all);
+	free(ultimate);
+	return 0;
+}
