@@ -174,6 +174,8 @@ void notify_text_expiry(const struct key *k, const struct subkey *s, const struc
 	       notify_text_short_fpr(s->fingerprint), use[0] ? " (" : "", use, use[0] ? ")" : "",
 	       loc);
 	append(ret->body, sizeof(ret->body), "Expiry: %s\n", date);
+	if (s->git_signs)
+		append(ret->body, sizeof(ret->body), "Git signs your commits with it\n");
 	append(ret->body, sizeof(ret->body), "Renew: %s", cmd);
 	if (!isempty(renewal_url))
 		append(ret->body, sizeof(ret->body), "\nInstructions: %s", renewal_url);

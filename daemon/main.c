@@ -372,6 +372,22 @@ static void scd_ccid_update(struct daemon *d)
 		(void)pcsc_watch_rescan(d->pcsc);
 }
 
+/* The subkey git signs with, resolved as gpg does (audit.c's rules use the same), marked for
+ * the clients: keyctl-notify names git in that subkey's expiry popups. */
+static void mark_git_subkey(const char *spec, struct key *keys, size_t n_keys)
+{
+	struct audit_signing g;
+
+	if (isempty(spec))
+		return;
+	audit_resolve_signing(keys, n_keys, spec, &g);
+	if (g.state != AUDIT_SIGN_USABLE || !g.key || !g.subkey)
+		return;
+	for (size_t i = 0; i < n_keys; i++)
+		if (&keys[i] == g.key)
+			keys[i].subkeys[g.subkey - g.key->subkeys].git_signs = true;
+}
+
 static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -389,6 +405,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 	}
 	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
 	strcpy_trunc(d->git_signing_key, sizeof(d->git_signing_key), res->git_signing_key);
+	mark_git_subkey(d->git_signing_key, res->keys, res->n_keys);
 	scd_ccid_update(d);
 	st.reason = "";
 	st.refreshed = daemon_now(d);

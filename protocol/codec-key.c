@@ -43,6 +43,9 @@ int codec_subkey_to_json(const struct subkey *s, json_object **ret)
 	    put_str(o, "token_id", s->token_id) < 0 ||
 	    put_str(o, "level", level_to_string(s->level)) < 0)
 		return -ENOMEM;
+	/* Only when true: one subkey in all has it. */
+	if (s->git_signs && put_bool(o, "git_signs", true) < 0)
+		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -62,6 +65,7 @@ static const struct varlink_field subkey_table[] = {
 	F_STR(struct subkey, card_serial, M),
 	F_STR(struct subkey, token_id, M),
 	F_CB("level", struct subkey, level, M, codec_dispatch_level),
+	{ "git_signs", VARLINK_BOOL, 0, offsetof(struct subkey, git_signs), 0, NULL },
 	{},
 };
 

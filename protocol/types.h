@@ -162,6 +162,7 @@ struct subkey {
 	char card_serial[SERIAL_MAX]; /* the stub's card serial when secret == SECRET_CARD */
 	char token_id[TOKEN_ID_MAX]; /* the token that holds it; "" when none is known */
 	enum level level;
+	bool git_signs; /* git's user.signingkey resolves to it, and it can sign */
 };
 
 struct key {

@@ -200,6 +200,10 @@ def test_git_signing(pcscd):
             fires(dm, 'subkey-expiring', ('Gina Git', 'expires in 5 days',
                                           '(git signs with it)'), 'warning',
                   subkey=gina['sig'])
+            marked = [s['fingerprint'] for k in dm.status()['keys'] for s in k['subkeys']
+                      if s.get('git_signs')]
+            check(marked == [gina['sig']],
+                  'GetStatus marks the subkey git signs with, and only it: %r' % marked)
 
             # Exactly Olga's expired signing subkey ('!', long key id).
             write_git(gitconfig, '[user]\n\tsigningkey = 0x%s!\n' % olga['sig'][-16:])
@@ -211,6 +215,8 @@ def test_git_signing(pcscd):
             check('(git signs with it)' not in ' '.join(
                 x['message'] for x in find(st, 'subkey-expiring', subkey=gina['sig'])),
                   'the expiry warning no longer names git once git signs with Olga')
+            check(not any(s.get('git_signs') for k in st['keys'] for s in k['subkeys']),
+                  'an expired subkey git names is not marked as the one git signs with')
             kr.gpg('--quick-set-expire', olga['fpr'], '1y', olga['sig'])
             gone(dm, rule, 'the hint: gpg --quick-set-expire 1y')
 

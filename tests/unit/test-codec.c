@@ -168,6 +168,7 @@ TEST(roundtrip_key)
 	struct key k = make_key(), back;
 	json_object *o;
 
+	k.subkeys[1].git_signs = true;
 	ASSERT_OK(codec_key_to_json(&k, &o));
 	o = through_text(o);
 	ASSERT_OK(codec_key_from_json(o, &back));
@@ -179,6 +180,12 @@ TEST(roundtrip_key)
 	/* The subkey that never expires says so by silence. */
 	ASSERT_FALSE(json_object_object_get_ex(
 	        json_object_array_get_idx(json_object_object_get(o, "subkeys"), 2), "expires",
+	        NULL));
+	/* git_signs likewise: present on the one subkey, absent (false) on the others. */
+	ASSERT_TRUE(back.subkeys[1].git_signs);
+	ASSERT_FALSE(back.subkeys[0].git_signs);
+	ASSERT_FALSE(json_object_object_get_ex(
+	        json_object_array_get_idx(json_object_object_get(o, "subkeys"), 0), "git_signs",
 	        NULL));
 	key_done(&back);
 	json_object_put(o);

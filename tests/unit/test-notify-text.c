@@ -89,6 +89,16 @@ TEST(expiry_days)
 	setup(-2, LEVEL_EXPIRED);
 	notify_text_expiry(&key, &subs[1], NULL, "", false, NOW, &t);
 	ASSERT_STREQ(t.summary, "OpenPGP signing subkey expired 2 days ago");
+
+	/* The subkey git signs with says so, before how to renew it. */
+	setup(5, LEVEL_WARNING);
+	subs[1].git_signs = true;
+	notify_text_expiry(&key, &subs[1], &yk, NULL, false, NOW, &t);
+	ASSERT_STREQ(t.body, "Alice Tester <alice@example.org>\n"
+	                     "Subkey 0000111122223333 (sign) on YubiKey 5 NFC #12345678\n"
+	                     "Expiry: 2026-01-06, in 5 days\n"
+	                     "Git signs your commits with it\n" RENEW);
+	subs[1].git_signs = false;
 }
 
 TEST(expiry_details)
