@@ -38,16 +38,23 @@ static const struct upstream_result *result_of(const struct upstream_watch *w, c
 	return NULL;
 }
 
-/* The last tick's key could not be fetched for want of a network (not: it is not published,
- * or the answer was wrong). */
-static bool last_was_offline(const struct upstream_schedule *s)
+bool upstream_result_offline(const struct upstream_result *u)
 {
-	const struct upstream_result *u = isempty(s->last) ? NULL : result_of(s->w, s->last);
-
 	if (!u || isempty(u->error))
 		return false;
 	return u->r == -EHOSTDOWN || u->r == -EHOSTUNREACH || u->r == -ETIMEDOUT ||
 	       (u->r == 0 && !isempty(u->error)); /* a kept copy: this fetch failed */
+}
+
+uint64_t upstream_schedule_pause(uint64_t *backoff_usec, bool offline, uint64_t interval_usec,
+                                 size_t n_keys)
+{
+	if (offline)
+		*backoff_usec = *backoff_usec ? MIN(2 * *backoff_usec, interval_usec)
+		                              : MIN(UPSTREAM_BACKOFF_FIRST_USEC, interval_usec);
+	else
+		*backoff_usec = 0;
+	return *backoff_usec ? *backoff_usec : interval_usec / MAX(n_keys, (size_t)1);
 }
 
 /* Uniform in [base/2, 3*base/2), at least UPSTREAM_TICK_MIN_USEC. */
@@ -94,21 +101,21 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	size_t n;
 	ssize_t i;
 
+	uint64_t pause;
+
 	if (upstream_watch_running(s->w))
 		return arm(s, UPSTREAM_TICK_MIN_USEC);
-	if (last_was_offline(s))
-		s->backoff_usec = s->backoff_usec ? MIN(2 * s->backoff_usec, s->interval_usec)
-		                                  : UPSTREAM_BACKOFF_FIRST_USEC;
-	else
-		s->backoff_usec = 0;
 	n = s->list(s->userdata, fprs, relied_on);
+	pause = upstream_schedule_pause(
+	        &s->backoff_usec,
+	        upstream_result_offline(isempty(s->last) ? NULL : result_of(s->w, s->last)),
+	        s->interval_usec, n);
 	i = pick(s, fprs, n);
 	s->last[0] = 0;
 	if (i >= 0 && upstream_watch_check(s->w, (const char(*)[FPR_HEX_MAX]) & fprs[i],
 	                                   &relied_on[i], 1, false) >= 0)
 		strcpy_trunc(s->last, sizeof(s->last), fprs[i]);
-	return arm(s, s->backoff_usec ? jitter(s->backoff_usec)
-	                              : jitter(s->interval_usec / MAX(n, (size_t)1)));
+	return arm(s, jitter(pause));
 }
 
 int upstream_schedule_set(struct upstream_schedule *s, uint64_t interval_usec)

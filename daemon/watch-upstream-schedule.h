@@ -28,5 +28,16 @@ int upstream_schedule_new(sd_event *e, struct upstream_watch *w, upstream_list_f
                           void *userdata, struct upstream_schedule **ret);
 struct upstream_schedule *upstream_schedule_free(struct upstream_schedule *s);
 
+/* Whether u (NULL: none) failed for want of a network: dirmngr or the keyserver out of reach or
+ * too slow, or a fetch that failed where an older copy was kept. Not: unpublished, or a wrong or
+ * garbled answer, which trying sooner would not mend. Pure. */
+bool upstream_result_offline(const struct upstream_result *u);
+
+/* The pause before the next tick, before jitter: interval / keys while online; once offline,
+ * UPSTREAM_BACKOFF_FIRST_USEC, doubling at each offline tick, never beyond the interval.
+ * *backoff_usec carries the state between ticks (0: online). Pure. */
+uint64_t upstream_schedule_pause(uint64_t *backoff_usec, bool offline, uint64_t interval_usec,
+                                 size_t n_keys);
+
 /* interval_usec 0 stops the schedule; another value (re)arms it from now. Returns 0 or -errno. */
 int upstream_schedule_set(struct upstream_schedule *s, uint64_t interval_usec);
