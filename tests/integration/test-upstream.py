@@ -13,7 +13,8 @@ is tested here is keyctld and dirmngr, not a keyserver. dirmngr is pointed at it
 Cases: a relied-on key revoked upstream (critical key-revoked-upstream, hint gpg
 --refresh-keys), a relied-on key with a subkey revoked upstream, an owned key whose published
 copy lacks a subkey (warning key-stale-upstream, hint gpg --send-keys), an owned key not
-published (nothing above info), an answer holding another key, garbage, an answer over 1 MiB,
+published (nothing above info), an answer holding another key, garbage, an answer over 1 MiB, a revoked key published
+under 5,000 certifications by unknown keys (the 2019 certificate flooding),
 the keyserver down, and a keyserver that does not answer within the bound (KEYCTL_UPSTREAM_TIMEOUT).
 After each check the user's keyring (pubring.kbx, public-keys.d) is byte for byte what it was.
 """
@@ -121,6 +122,48 @@ def dirmngr_pid(home):
     return None
 
 
+def packets(data):
+    """(header start, body start, end, tag) of each OpenPGP packet in data (both header forms;
+    an exported key has no partial lengths)."""
+    i, out = 0, []
+    while i < len(data):
+        c = data[i]
+        if c & 0x40:
+            tag, n = c & 0x3f, data[i + 1]
+            if n < 192:
+                body, size = i + 2, n
+            elif n < 224:
+                body, size = i + 3, ((n - 192) << 8) + data[i + 2] + 192
+            else:
+                body, size = i + 6, int.from_bytes(data[i + 2:i + 6], 'big')
+        else:
+            tag, lt = (c >> 2) & 0xf, c & 3
+            w = {0: 1, 1: 2, 2: 4}[lt]
+            body, size = i + 1 + w, int.from_bytes(data[i + 1:i + 1 + w], 'big')
+        out.append((i, body, body + size, tag))
+        i = body + size
+    return out
+
+
+def flooded(key, n):
+    """key (binary export) with n certifications of its first user id by n keys nobody has, as
+    in the 2019 certificate flooding: v4 EdDSA signatures whose values are noise (gpg cannot
+    check them without the issuers, and keeps them)."""
+    ps = packets(key)
+    uid = next(k for k, p in enumerate(ps) if p[3] == 13)
+    at = ps[uid + 1][2]  # after the user id's self-signature
+    sigs = []
+    for i in range(n):
+        issuer = hashlib.sha256(b'flood%d' % i).digest()[:8]
+        body = (bytes([4, 0x10, 22, 8]) + (6).to_bytes(2, 'big') + bytes([5, 2]) +
+                (1700000000 + i).to_bytes(4, 'big') + (10).to_bytes(2, 'big') +
+                bytes([9, 16]) + issuer + b'\x12\x34' +
+                (256).to_bytes(2, 'big') + hashlib.sha256(issuer).digest() +
+                (256).to_bytes(2, 'big') + hashlib.sha256(issuer + b's').digest())
+        sigs.append(bytes([0xc2, len(body)]) + body)
+    return key[:at] + b''.join(sigs) + key[at:]
+
+
 def make_keys(ks, other, user):
     """The keys of the cases; returns their fingerprints by name."""
     k = {}
@@ -135,6 +178,14 @@ def make_keys(ks, other, user):
     ks.keys[bob['fpr']] = other.export(bob['fpr'])
     ks.keys[carol['fpr']] = other.export(carol['fpr'])
     k['bob'], k['carol'], k['carol_enc'] = bob['fpr'], carol['fpr'], carol['enc']
+    # Erin's revoked key, published under 5,000 certifications by keys nobody has.
+    erin = other.create_key('Erin Flooded <erin@example.net>')
+    user.gpg('--import', input=other.export(erin['fpr']))
+    rev = os.path.join(other.home, 'openpgp-revocs.d', erin['fpr'] + '.rev')
+    with open(rev, 'rb') as f:
+        other.gpg('--import', input=f.read().replace(b':-----BEGIN', b'-----BEGIN'))
+    ks.keys[erin['fpr']] = flooded(other.export(erin['fpr']), 5000)
+    k['erin'] = erin['fpr']
 
     alice = user.create_key('Alice Owner <alice@example.org>')
     ks.keys[alice['fpr']] = user.export(alice['fpr'])
@@ -164,6 +215,10 @@ def case_first_check(dm, ks, user, k):
     check(len(f) == 1 and f[0]['level'] == 'critical' and
           f[0]['hint'] == 'gpg --refresh-keys ' + k['bob'],
           'relied-on key revoked upstream: critical, hint gpg --refresh-keys', f)
+    f = findings(out, 'key-revoked-upstream', k['erin'])
+    check(len(f) == 1 and f[0]['level'] == 'critical',
+          'a revoked key published under %d KiB of 5,000 certifications: read, critical (%.1f s)'
+          % (len(ks.keys[k['erin']]) // 1024, took), f)
     f = findings(out, 'key-revoked-upstream', k['carol'])
     check(len(f) == 1 and k['carol_enc'][-16:] in f[0]['message'],
           'a subkey revoked upstream names the subkey', f)
@@ -185,7 +240,8 @@ def case_first_check(dm, ks, user, k):
     check('no OpenPGP key' in log and k['garbage'][:16] in log, 'garbage: an error')
     check('over 1024 KiB' in log, 'over 1 MiB: abandoned, an error')
     asked = sorted(ks.asked)
-    want = sorted(k[n] for n in ('alice', 'dave', 'bob', 'carol', 'other', 'garbage', 'big'))
+    want = sorted(k[n] for n in ('alice', 'dave', 'bob', 'carol', 'erin', 'other', 'garbage',
+                                 'big'))
     check(asked == want, 'one query per key, each key once', asked)
 
 
@@ -254,7 +310,7 @@ def case_down(dm, ks, user, k):
           % (rc, st['daemon'].get('upstream_error')),
           [(f['rule'], f['key']) for f in st['findings'] if f['rule'].endswith('-upstream')])
     raised = [f for f in st['findings'] if f['rule'].endswith('-upstream') and
-              f['key'] not in (k['bob'], k['carol'], k['alice'])]
+              f['key'] not in (k['bob'], k['carol'], k['alice'], k['erin'])]
     check(not raised, 'keyserver down: nothing new raised', raised)
     check(keyring_bytes(user.home) == before, 'down: the keyring is unchanged')
 
@@ -265,8 +321,8 @@ def run(ks, other, user):
         f.write('keyserver hkp://127.0.0.1:%d\n' % ks.port)
     bound = 12
     # A year's interval: no scheduled query falls into these cases (case_schedule has its own).
-    conf = '[upstream]\ninterval = 366d\nrelied-on = %s, %s\nrelied-on = %s, %s, %s\n' % (
-        k['bob'], k['carol'], k['other'], k['garbage'], k['big'])
+    conf = '[upstream]\ninterval = 366d\nrelied-on = %s, %s, %s\nrelied-on = %s, %s, %s\n' % (
+        k['bob'], k['carol'], k['erin'], k['other'], k['garbage'], k['big'])
     dm = Keyctld(user.env, conf=conf, extra_env={'KEYCTL_UPSTREAM_TIMEOUT': str(bound)},
                  label='keyctld')
     dm.env.pop('INVOCATION_ID', None)  # keyctld may launch dirmngr only outside systemd
