@@ -460,6 +460,8 @@ static void render_keys(const struct ctx *c)
 			put_colored(c, table_level_color(k->level), level_name(k->level));
 		if (k->tracked && !k->has_secret)
 			fputs(", tracked", c->out);
+		else if (k->relied_on && !k->has_secret)
+			fputs(", relied on", c->out);
 		fputc('\n', c->out);
 
 		for (size_t j = 0; j < k->n_subkeys; j++) {

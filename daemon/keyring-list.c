@@ -714,35 +714,27 @@ static void keys_keep_owned(struct key *keys, size_t *n)
 	*n = k;
 }
 
-/* The candidates for the trust way: the ultimately trusted keys and what the last listing knew
- * as owned (a key imported with its secret has no owner trust). *ret is malloc'd. */
-static int trust_candidates(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
+/* The candidates for the trust way: the ultimately trusted keys of ot and what the last listing
+ * knew as owned (a key imported with its secret has no owner trust). *ret is malloc'd. */
+static int trust_candidates(const struct ownertrust *ot, size_t n_ot,
                             const struct keyring_owned *before, char (**ret)[FPR_HEX_MAX],
                             size_t *ret_n)
 {
-	char(*c)[FPR_HEX_MAX] = NULL;
 	size_t n = 0, extra = before ? before->n_fprs : 0;
-	int r;
+	char(*c)[FPR_HEX_MAX] = calloc(n_ot + extra + 1, sizeof(*c));
 
-	r = ownertrust_read(home, gpg_path, cancel, OWNERTRUST_ULTIMATE, &c, &n);
-	if (r < 0)
-		return r;
-	if (extra > 0) {
-		char(*bigger)[FPR_HEX_MAX] = reallocarray(c, n + extra, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_ot; i++)
+		if (ot[i].level >= OWNERTRUST_ULTIMATE)
+			strcpy_trunc(c[n++], FPR_HEX_MAX, ot[i].fpr);
+	for (size_t i = 0; i < extra; i++) {
+		bool dup = false;
 
-		if (!bigger) {
-			free(c);
-			return -ENOMEM;
-		}
-		c = bigger;
-		for (size_t i = 0; i < extra; i++) {
-			bool dup = false;
-
-			for (size_t j = 0; j < n && !dup; j++)
-				dup = strcasecmp(c[j], before->fprs[i]) == 0;
-			if (!dup)
-				strcpy_trunc(c[n++], FPR_HEX_MAX, before->fprs[i]);
-		}
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = strcasecmp(c[j], before->fprs[i]) == 0;
+		if (!dup)
+			strcpy_trunc(c[n++], FPR_HEX_MAX, before->fprs[i]);
 	}
 	*ret = c;
 	*ret_n = n;
@@ -754,8 +746,8 @@ static int trust_candidates(const char *home, const char *gpg_path, struct keyri
  * owned keys only when every keygrip in private-keys-v1.d (now) belongs to a secret subkey among
  * them. Then no key outside them can have a secret part, as gpg -K would have found. Returns 1
  * when it answered, 0 when the full way must run (nothing listed), or -ECANCELED. */
-static int list_by_trust(gpgme_ctx_t ctx, const char *home, const char *gpg_path,
-                         struct keyring_cancel *cancel, struct keyring_owned *owned,
+static int list_by_trust(gpgme_ctx_t ctx, const char *home, struct keyring_cancel *cancel,
+                         const struct ownertrust *ot, size_t n_ot, struct keyring_owned *owned,
                          const struct keyring_owned *before, const struct keyring_owned *now,
                          const char *const *track, size_t n_track, struct key **ret_keys,
                          size_t *ret_n, char *err, size_t errsize)
@@ -768,10 +760,10 @@ static int list_by_trust(gpgme_ctx_t ctx, const char *home, const char *gpg_path
 	struct key *keys = NULL;
 	int r;
 
-	r = trust_candidates(home, gpg_path, cancel, before, &cand, &n_cand);
-	if (r == -ECANCELED)
+	r = trust_candidates(ot, n_ot, before, &cand, &n_cand);
+	if (r < 0)
 		return r;
-	if (r < 0 || n_cand == 0)
+	if (n_cand == 0)
 		return 0;
 	r = build_patterns((const char(*)[FPR_HEX_MAX])cand, n_cand, track, n_track, &patterns,
 	                   &n_patterns);
@@ -801,6 +793,98 @@ static int list_by_trust(gpgme_ctx_t ctx, const char *home, const char *gpg_path
 	return 1;
 }
 
+/* trustdb.gpg's mtime in nanoseconds; -1 when it does not exist or cannot be read. */
+static int64_t trustdb_mtime(const char *home)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/trustdb.gpg", home) >= (int)sizeof(path) ||
+	    stat(path, &st) < 0)
+		return -1;
+	return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+/* Reads the owner trust when the trust way needs its ultimately trusted keys, or when the relied-on
+ * keys are wanted and trustdb.gpg changed since they were read; keeps those (full or ultimate)
+ * in owned. A failed read costs only the trust way and leaves the relied-on keys as they were. */
+static int trust_read(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
+                      struct keyring_owned *owned, bool trust_way, struct ownertrust **ret,
+                      size_t *ret_n)
+{
+	int64_t mtime;
+	int r;
+
+	if (!owned || !home)
+		return 0;
+	if (!owned->relied_wanted) {
+		owned->n_relied = 0;
+		owned->trustdb_mtime_ns = 0;
+	}
+	mtime = trustdb_mtime(home);
+	if (!trust_way && (!owned->relied_wanted || mtime == owned->trustdb_mtime_ns))
+		return 0;
+	r = ownertrust_read(home, gpg_path, cancel, OWNERTRUST_FULLY, ret, ret_n);
+	if (r == -ECANCELED || r == -ENOMEM)
+		return r;
+	if (r < 0 || !owned->relied_wanted)
+		return 0;
+	owned->trustdb_mtime_ns = mtime;
+	owned->n_relied = 0;
+	for (size_t i = 0; i < *ret_n && owned->n_relied < KEYRING_RELIED_MAX; i++)
+		strcpy_trunc(owned->relied[owned->n_relied++], FPR_HEX_MAX, (*ret)[i].fpr);
+	return 0;
+}
+
+/* The fingerprints to list besides the owned ones: track, then the relied-on keys of owned not
+ * among them. *ret is malloc'd; its strings point into track and owned. */
+static int track_with_relied(const char *const *track, size_t n_track,
+                             const struct keyring_owned *owned, const char ***ret, size_t *ret_n)
+{
+	size_t n_relied = owned ? owned->n_relied : 0, n = 0;
+	const char **names = calloc(n_track + n_relied + 1, sizeof(*names));
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_track; i++)
+		names[n++] = track[i];
+	for (size_t i = 0; i < n_relied; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < n_track && !dup; j++)
+			dup = strcasecmp(track[j], owned->relied[i]) == 0;
+		if (!dup)
+			names[n++] = owned->relied[i];
+	}
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+static bool fpr_in(const char *fpr, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(fpr, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The listing ran with the relied-on keys among the tracked ones: tracked is the configuration's
+ * word alone, relied_on marks the others' keys the user trusts fully or ultimately. */
+static void keys_mark(struct key *keys, size_t n, const char *const *track, size_t n_track,
+                      const struct keyring_owned *owned)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct key *k = &keys[i];
+
+		k->tracked = fpr_in(k->fingerprint, track, n_track);
+		k->relied_on = false;
+		for (size_t j = 0; owned && !k->has_secret && j < owned->n_relied && !k->relied_on;
+		     j++)
+			k->relied_on = strcasecmp(k->fingerprint, owned->relied[j]) == 0;
+	}
+}
+
 int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
                        size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
                        bool full, enum keyring_way *ret_way, struct key **ret_keys, size_t *ret_n,
@@ -808,7 +892,11 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 {
 	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
 	_cleanup_(freep) struct keyring_owned *now = NULL, *before = NULL;
+	_cleanup_(freep) struct ownertrust *ot = NULL;
+	_cleanup_(freep) const char **names = NULL;
 	enum keyring_way way = KEYRING_WAY_FULL;
+	size_t n_ot = 0, n_names = 0;
+	bool trust_way;
 	int r;
 
 	r = ctx_setup(home, gpg_path, &ctx, err, errsize);
@@ -840,29 +928,39 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 			}
 		}
 	}
-	if (way == KEYRING_WAY_FULL && !full && now && now->n_grips != SIZE_MAX) {
-		r = list_by_trust(ctx, home, gpg_path, cancel, owned, before, now, track, n_track,
+	trust_way = way == KEYRING_WAY_FULL && !full && now && now->n_grips != SIZE_MAX;
+	r = trust_read(home, gpg_path, cancel, owned, trust_way, &ot, &n_ot);
+	if (r < 0)
+		return r;
+	r = track_with_relied(track, n_track, owned, &names, &n_names);
+	if (r < 0)
+		return r;
+	if (trust_way) {
+		r = list_by_trust(ctx, home, cancel, ot, n_ot, owned, before, now, names, n_names,
 		                  ret_keys, ret_n, err, errsize);
 		if (r < 0)
 			return r;
-		if (r > 0) {
-			if (ret_way)
-				*ret_way = KEYRING_WAY_TRUST;
-			return 0;
-		}
+		if (r > 0)
+			way = KEYRING_WAY_TRUST;
 	}
-	keyring_cancel_set(cancel, ctx);
-	r = list_locked(ctx, home,
-	                now && (way == KEYRING_WAY_OWNED || now->n_grips != SIZE_MAX) ? owned
-	                                                                              : NULL,
-	                way == KEYRING_WAY_OWNED, track, n_track, ret_keys, ret_n, err, errsize);
-	keyring_cancel_set(cancel, NULL);
-	if (r >= 0 && way == KEYRING_WAY_FULL && owned && owned->valid &&
-	    owned_has_orphans(home, owned, *ret_keys, *ret_n, false))
-		owned->valid = false;
+	if (way != KEYRING_WAY_TRUST) {
+		keyring_cancel_set(cancel, ctx);
+		r = list_locked(
+		        ctx, home,
+		        now && (way == KEYRING_WAY_OWNED || now->n_grips != SIZE_MAX) ? owned
+		                                                                      : NULL,
+		        way == KEYRING_WAY_OWNED, names, n_names, ret_keys, ret_n, err, errsize);
+		keyring_cancel_set(cancel, NULL);
+		if (r < 0)
+			return r;
+		if (way == KEYRING_WAY_FULL && owned && owned->valid &&
+		    owned_has_orphans(home, owned, *ret_keys, *ret_n, false))
+			owned->valid = false;
+	}
+	keys_mark(*ret_keys, *ret_n, track, n_track, owned);
 	if (ret_way)
 		*ret_way = way;
-	return r;
+	return 0;
 }
 
 int keyring_list_cancellable(const char *home, const char *gpg_path, const char *const *track,

@@ -26,6 +26,7 @@
 #define KEYRING_GRIPS_MAX 512
 #define KEYRING_OWNED_MAX 256
 #define KEYRING_OWNED_FILE_MAX (64u * 1024u)
+#define KEYRING_RELIED_MAX 64
 
 struct keyring_owned {
 	bool valid;
@@ -34,6 +35,14 @@ struct keyring_owned {
 	char grips[KEYRING_GRIPS_MAX][KEYGRIP_HEX + 1]; /* upper case, sorted */
 	size_t n_fprs;
 	char fprs[KEYRING_OWNED_MAX][FPR_HEX_MAX]; /* primaries with a secret part */
+
+	/* Not in the file: [upstream] relied-on-trusted. relied_wanted (in) asks for the keys with
+	 * full or ultimate owner trust; they are read again whenever trustdb.gpg's mtime is not
+	 * trustdb_mtime_ns (0: never read), and kept here (at most KEYRING_RELIED_MAX). */
+	bool relied_wanted;
+	int64_t trustdb_mtime_ns;
+	size_t n_relied;
+	char relied[KEYRING_RELIED_MAX][FPR_HEX_MAX];
 };
 
 /* The keygrips of home/private-keys-v1.d/ *.key, upper case and sorted, into o->grips. A missing

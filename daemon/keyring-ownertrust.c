@@ -53,10 +53,10 @@ static int parse_line(const uint8_t *p, size_t n, char fpr[static FPR_HEX_MAX], 
 	return 0;
 }
 
-int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, char (**ret)[FPR_HEX_MAX],
+int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, struct ownertrust **ret,
                      size_t *ret_n)
 {
-	_cleanup_(freep) char(*out)[FPR_HEX_MAX] = NULL;
+	_cleanup_(freep) struct ownertrust *out = NULL;
 	size_t n_out = 0, allocated = 0, lines = 0;
 
 	for (size_t pos = 0; pos < n;) {
@@ -86,14 +86,15 @@ int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, char (**ret
 			return -E2BIG;
 		if (n_out == allocated) {
 			size_t m = allocated ? allocated * 2 : 16;
-			char(*bigger)[FPR_HEX_MAX] = reallocarray(out, m, sizeof(*out));
+			struct ownertrust *bigger = reallocarray(out, m, sizeof(*out));
 
 			if (!bigger)
 				return -ENOMEM;
 			out = bigger;
 			allocated = m;
 		}
-		memcpy(out[n_out++], fpr, sizeof(fpr));
+		memcpy(out[n_out].fpr, fpr, sizeof(fpr));
+		out[n_out++].level = level;
 	}
 	*ret = n_out ? TAKE_PTR(out) : NULL;
 	*ret_n = n_out;
@@ -146,7 +147,7 @@ static const char *default_gpg(void)
 }
 
 int ownertrust_read(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
-                    unsigned min_level, char (**ret)[FPR_HEX_MAX], size_t *ret_n)
+                    unsigned min_level, struct ownertrust **ret, size_t *ret_n)
 {
 	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
 	_cleanup_(data_releasep) gpgme_data_t out = NULL;

@@ -26,10 +26,15 @@
 #define OWNERTRUST_OUTPUT_MAX (2u * 1024u * 1024u)
 #define OWNERTRUST_KEYS_MAX 20000
 
-/* The fingerprints (upper case) of the lines in p..n whose level is at least min_level, into a
- * malloc'd *ret of *ret_n (NULL when none). Pure. -EBADMSG on any line that is not a comment,
- * empty, or "HEX:DIGITS:" with 40 or 64 hex digits; -E2BIG beyond OWNERTRUST_KEYS_MAX lines. */
-int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, char (**ret)[FPR_HEX_MAX],
+struct ownertrust {
+	char fpr[FPR_HEX_MAX]; /* upper case */
+	unsigned level; /* OWNERTRUST_*: the value without its flags */
+};
+
+/* The lines in p..n whose level is at least min_level, into a malloc'd *ret of *ret_n (NULL when
+ * none). Pure. -EBADMSG on any line that is not a comment, empty, or "HEX:DIGITS:" with 40 or 64
+ * hex digits; -E2BIG beyond OWNERTRUST_KEYS_MAX lines. */
+int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, struct ownertrust **ret,
                      size_t *ret_n);
 
 /* Runs gpg_path (NULL: gpgme's gpg) --export-ownertrust in home and parses its output as
@@ -37,4 +42,4 @@ int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, char (**ret
  * home is NULL or has no trustdb.gpg; -EFBIG past OWNERTRUST_OUTPUT_MAX; -EIO when gpg failed. */
 struct keyring_cancel;
 int ownertrust_read(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
-                    unsigned min_level, char (**ret)[FPR_HEX_MAX], size_t *ret_n);
+                    unsigned min_level, struct ownertrust **ret, size_t *ret_n);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "main-internal.h"
@@ -54,7 +55,8 @@ static void on_upstream_done(struct upstream_watch *w, bool full, void *userdata
 		server_upstream_done(d->server);
 }
 
-/* The owned keys (a secret part here) as listed, then [upstream] relied-on: one query each. */
+/* The owned keys (a secret part here) as listed, then [upstream] relied-on, then the listed keys
+ * of others with full or ultimate owner trust: one query each. */
 static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *relied_on)
 {
 	struct daemon *d = userdata;
@@ -69,6 +71,19 @@ static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *rel
 	for (unsigned i = 0; i < d->cfg.n_relied_on && n < UPSTREAM_KEYS_MAX; i++) {
 		relied_on[n] = true;
 		strcpy_trunc(fprs[n++], FPR_HEX_MAX, d->cfg.relied_on[i]);
+	}
+	/* Then the keys trusted fully or ultimately ([upstream] relied-on-trusted). */
+	for (size_t i = 0; i < n_keys && n < UPSTREAM_KEYS_MAX; i++) {
+		bool named = false;
+
+		if (!keys[i].relied_on || keys[i].has_secret)
+			continue;
+		for (unsigned j = 0; j < d->cfg.n_relied_on && !named; j++)
+			named = strcasecmp(d->cfg.relied_on[j], keys[i].fingerprint) == 0;
+		if (named)
+			continue;
+		relied_on[n] = true;
+		strcpy_trunc(fprs[n++], FPR_HEX_MAX, keys[i].fingerprint);
 	}
 	return n;
 }

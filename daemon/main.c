@@ -462,6 +462,12 @@ static size_t track_list(const struct config *c, const char *track[static 2 * CO
 	return n;
 }
 
+/* The keys with full or ultimate owner trust are relied on only for the upstream checks. */
+static bool relied_trusted(const struct config *c)
+{
+	return c->upstream_check && c->upstream_relied_trusted;
+}
+
 static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 {
 	struct config fresh;
@@ -496,6 +502,7 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 		const char *track[2 * CONFIG_TRACK_MAX];
 		size_t n = track_list(&d->cfg, track);
 
+		keyring_watch_set_relied_trusted(d->keyring, relied_trusted(&d->cfg));
 		r = keyring_watch_set_track(d->keyring, track, n);
 		if (r < 0)
 			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
@@ -631,6 +638,7 @@ static void start_keyring(struct daemon *d, const char *home, const char *state_
 	} else if (d->state) {
 		char owned[PATH_MAX];
 
+		keyring_watch_set_relied_trusted(d->keyring, relied_trusted(&d->cfg));
 		/* Lets a restart list just the user's own keys (keyring-owned.h). */
 		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
 			(void)keyring_watch_set_owned_path(d->keyring, owned);

@@ -76,6 +76,7 @@ struct keyring_watch {
 	uint64_t timeout;
 	struct keyring_owned owned;
 	bool owned_known; /* owned holds a listing's outcome (else: the file, if any, at first) */
+	bool relied_wanted; /* [upstream] relied-on-trusted: given to each job's owned */
 	bool full_next;
 	char owned_path[PATH_MAX]; /* "" when no file keeps owned across restarts */
 };
@@ -395,6 +396,7 @@ static int refresh(struct keyring_watch *w)
 		memcpy(j->track, w->track, w->n_track * sizeof(*w->track));
 	j->n_track = w->n_track;
 	memcpy(&j->owned, &w->owned, sizeof(j->owned));
+	j->owned.relied_wanted = w->relied_wanted;
 	j->load_owned = !w->owned_known;
 	j->full = w->full_next;
 	w->full_next = false;
@@ -488,6 +490,11 @@ int keyring_watch_refresh_full(struct keyring_watch *w)
 {
 	w->full_next = true;
 	return keyring_watch_refresh(w);
+}
+
+void keyring_watch_set_relied_trusted(struct keyring_watch *w, bool on)
+{
+	w->relied_wanted = on;
 }
 
 int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path)

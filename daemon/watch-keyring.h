@@ -60,6 +60,9 @@ int keyring_watch_refresh_full(struct keyring_watch *w);
 int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path);
 /* Replaces the tracked fingerprints (configuration reload); takes effect with the next listing. */
 int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track);
+/* Whether the listings add the keys with full or ultimate owner trust as relied on (struct key's
+ * relied_on); applies from the next listing. */
+void keyring_watch_set_relied_trusted(struct keyring_watch *w, bool on);
 /* For tests: another gpg binary, another listing timeout. Apply before the loop runs. */
 int keyring_watch_set_gpg_path(struct keyring_watch *w, const char *gpg_path);
 void keyring_watch_set_timeout(struct keyring_watch *w, uint64_t usec);

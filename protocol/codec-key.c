@@ -88,6 +88,8 @@ int codec_key_to_json(const struct key *k, json_object **ret)
 	    put_bool(o, "tracked", k->tracked) < 0 ||
 	    put_str(o, "level", level_to_string(k->level)) < 0)
 		return -ENOMEM;
+	if (k->relied_on && put_bool(o, "relied_on", true) < 0)
+		return -ENOMEM;
 	subs = json_object_new_array_ext((int)MIN(k->n_subkeys, (size_t)SUBKEYS_MAX));
 	if (put(o, "subkeys", subs) < 0)
 		return -ENOMEM;
@@ -140,6 +142,7 @@ static const struct varlink_field key_table[] = {
 	F_BOOL(struct key, disabled),
 	F_BOOL(struct key, has_secret),
 	F_BOOL(struct key, tracked),
+	{ "relied_on", VARLINK_BOOL, 0, offsetof(struct key, relied_on), 0, NULL },
 	F_CB("level", struct key, level, M, codec_dispatch_level),
 	{ "subkeys", VARLINK_CUSTOM, M, 0, 0, dispatch_subkeys },
 	{},

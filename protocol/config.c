@@ -294,6 +294,14 @@ static int parse_upstream_key(struct parse_ctx *x, const char *name, const char 
 	}
 	if (streq(name, "relied-on"))
 		return parse_fprs(x, "[upstream] relied-on", value, c->relied_on, &c->n_relied_on);
+	if (streq(name, "relied-on-trusted")) {
+		if (!streq(value, "yes") && !streq(value, "no")) {
+			fail(x, "[upstream] relied-on-trusted: '%s' is not yes or no", value);
+			return 0;
+		}
+		c->upstream_relied_trusted = streq(value, "yes");
+		return 1;
+	}
 	add_warning(x, x->key, "%s:%u: unknown key [upstream] %s, ignoring", x->filename, x->line,
 	            name);
 	return 1;
@@ -436,6 +444,7 @@ void config_init(struct config *c)
 	c->card_unseen_days = 30;
 	c->pin_retries_low = 2;
 	c->upstream_check = true;
+	c->upstream_relied_trusted = true;
 	c->upstream_interval_sec = 86400;
 }
 

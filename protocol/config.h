@@ -66,6 +66,7 @@ struct config {
 	unsigned upstream_interval_sec;
 	unsigned n_relied_on;
 	char relied_on[CONFIG_TRACK_MAX][FPR_HEX_MAX]; /* others' keys whose revocation matters */
+	bool upstream_relied_trusted; /* and the keys with full or ultimate owner trust */
 
 	/* [notify] */
 	char renewal_url[URL_MAX];

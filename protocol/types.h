@@ -172,6 +172,7 @@ struct key {
 	bool has_secret; /* any secret part here: on disk, on a card, or `sec#` with secret subkeys
 	                  */
 	bool tracked; /* named in the configuration */
+	bool relied_on; /* another's key with full or ultimate owner trust ([upstream]) */
 	enum level level; /* worst level of its usable subkeys */
 	size_t n_subkeys;
 	struct subkey *subkeys; /* subkeys[0] is the primary key */

@@ -19,7 +19,7 @@
 
 static unsigned arg_watch;
 static const char *arg_gpg, *arg_owned;
-static bool arg_full;
+static bool arg_full, arg_relied;
 static double arg_timeout;
 static unsigned results;
 static int last_error;
@@ -45,8 +45,9 @@ static void print_keys(const struct key *keys, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct key *k = &keys[i];
 
-		printf("key %s revoked=%d expired=%d has_secret=%d tracked=%d uid=%s\n",
-		       k->fingerprint, k->revoked, k->expired, k->has_secret, k->tracked, k->uid);
+		printf("key %s revoked=%d expired=%d has_secret=%d tracked=%d relied=%d uid=%s\n",
+		       k->fingerprint, k->revoked, k->expired, k->has_secret, k->tracked,
+		       k->relied_on, k->uid);
 		for (size_t j = 0; j < k->n_subkeys; j++) {
 			const struct subkey *s = &k->subkeys[j];
 			char c[5];
@@ -93,6 +94,7 @@ static int list_owned(const char *home, const char *const *track, size_t n_track
 	if (!o)
 		return -ENOMEM;
 	(void)keyring_owned_load(arg_owned, o);
+	o->relied_wanted = arg_relied;
 	r = keyring_list_owned(home, arg_gpg, track, n_track, NULL, o, arg_full, &way, keys, n, err,
 	                       errsize);
 	if (r < 0)
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "owned", required_argument, NULL, 'o' },
 		{ "full", no_argument, NULL, 'f' },
+		{ "relied", no_argument, NULL, 'r' },
 		{},
 	};
 	char err[ERROR_TEXT_MAX] = "";
@@ -132,6 +135,9 @@ int main(int argc, char **argv)
 		case 'o':
 			arg_owned = optarg;
 			break;
+		case 'r':
+			arg_relied = true;
+			break;
 		case 'f':
 			arg_full = true;
 			break;
@@ -139,9 +145,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	if (optind >= argc) {
-		fprintf(stderr,
-		        "usage: keyring-dump [--watch N] [--gpg PATH] [--owned FILE [--full]] "
-		        "HOME [TRACK...]\n");
+		fprintf(stderr, "usage: keyring-dump [--watch N] [--gpg PATH] [--owned FILE "
+		                "[--full] [--relied]] "
+		                "HOME [TRACK...]\n");
 		return 2;
 	}
 
@@ -160,6 +166,7 @@ int main(int argc, char **argv)
 		}
 		if (arg_gpg)
 			(void)keyring_watch_set_gpg_path(w, arg_gpg);
+		keyring_watch_set_relied_trusted(w, arg_relied);
 		if (arg_timeout > 0)
 			keyring_watch_set_timeout(w, (uint64_t)(arg_timeout * 1e6));
 		printf("watching\n");

@@ -64,7 +64,7 @@ def parse(out):
         f = line.split(" ")
         if f[0] == "key":
             cur = {"fpr": f[1], "uid": line.split(" uid=", 1)[1], "subs": []}
-            cur.update(dict(x.split("=", 1) for x in f[2:6]))
+            cur.update(dict(x.split("=", 1) for x in f[2:7]))
             keys[f[1]] = cur
         elif f[0] == "sub":
             s = {"fpr": f[1]}
@@ -438,6 +438,53 @@ def test_short_way(keyboxd=False):
     check(kate in keys, "short: the full way finds it")
 
 
+def test_relied():
+    """[upstream] relied-on-trusted: the keys of others with full or ultimate owner trust are
+    listed as relied on (not tracked, not own); marginal trust is not enough. In a watch (as in
+    keyctld), a change of owner trust is read again by the next listing, a short one too: the
+    watch re-reads the owner trust when trustdb.gpg's mtime moved."""
+    h = new_home("relied")
+    owned = os.path.join(tmp, "relied-owned-keys")
+    alice = gen(h, "Alice <alice@example.org>")
+    other = new_home("relied-other")
+    bob, carl = gen(other, "Bob <bob@example.org>"), gen(other, "Carl <carl@example.org>")
+    gpg(h, "--import", input=gpg(other, "--armor", "--export", bob, carl))
+    gpg(h, "--import-ownertrust", input="%s:5:\n%s:4:\n" % (bob, carl))
+
+    def listing(*extra, track=()):
+        rc, out = dump("--owned", owned, *extra, h, *track)
+        check(rc == 0, "relied: the listing works (%s)" % out[-200:])
+        return out.split("\n", 1)[0], parse(out.split("\n", 1)[1])
+
+    way, keys = listing("--relied")
+    check(set(keys) == {alice, bob}, "relied: own Alice and fully trusted Bob, not marginal Carl")
+    check(keys[bob]["relied"] == "1" and keys[bob]["tracked"] == "0" and
+          keys[bob]["has_secret"] == "0", "relied: Bob is relied on, neither tracked nor own")
+    check(keys[alice]["relied"] == "0", "relied: an own key is not 'relied on'")
+    way, keys = listing("--relied")
+    check(way.startswith("way fast"), "relied: the short way next (%s)" % way)
+    way, keys = listing()
+    check(set(keys) == {alice}, "relied: without relied-on-trusted, only the own key")
+    way, keys = listing("--relied", track=(bob,))
+    check(keys[bob]["tracked"] == "1", "relied: a tracked key stays tracked")
+
+    p = subprocess.Popen([DUMP, "--watch", "2", "--relied", h], stdout=subprocess.PIPE,
+                         text=True)
+    pids.append(p)
+    deadline = time.time() + 30
+    check(p.stdout.readline().strip() == "watching", "relied: watch started")
+    first = read_result(p, deadline)
+    check(any(bob in ln and "relied=1" in ln for ln in first) and
+          not any(carl in ln for ln in first), "relied: the watch lists Bob, not Carl")
+    time.sleep(0.01)  # a new mtime for trustdb.gpg
+    gpg(h, "--import-ownertrust", input="%s:6:\n" % carl)
+    gpg(h, "--quick-set-expire", alice, "3y")  # a keyring change: the next listing
+    second = read_result(p, deadline)
+    check(any(carl in ln and "relied=1" in ln for ln in second),
+          "relied: Carl's new ultimate trust is seen by the next listing")
+    check(p.wait(timeout=10) == 0, "relied: watch exits cleanly")
+
+
 def main():
     try:
         h = test_listing()
@@ -446,6 +493,7 @@ def main():
         test_home_appears()
         test_keyboxd()
         test_short_way()
+        test_relied()
         if has_keyboxd():
             test_short_way(keyboxd=True)
         test_timeout(h)

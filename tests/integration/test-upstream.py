@@ -186,6 +186,15 @@ def make_keys(ks, other, user):
         other.gpg('--import', input=f.read().replace(b':-----BEGIN', b'-----BEGIN'))
     ks.keys[erin['fpr']] = flooded(other.export(erin['fpr']), 5000)
     k['erin'] = erin['fpr']
+    # Frank's key is in no configuration: the user trusts it fully (relied-on-trusted).
+    frank = other.create_key('Frank Trusted <frank@example.net>')
+    user.gpg('--import', input=other.export(frank['fpr']))
+    user.gpg('--import-ownertrust', input=b'%s:5:\n' % frank['fpr'].encode())
+    rev = os.path.join(other.home, 'openpgp-revocs.d', frank['fpr'] + '.rev')
+    with open(rev, 'rb') as f:
+        other.gpg('--import', input=f.read().replace(b':-----BEGIN', b'-----BEGIN'))
+    ks.keys[frank['fpr']] = other.export(frank['fpr'])
+    k['frank'] = frank['fpr']
 
     alice = user.create_key('Alice Owner <alice@example.org>')
     ks.keys[alice['fpr']] = user.export(alice['fpr'])
@@ -219,6 +228,10 @@ def case_first_check(dm, ks, user, k):
     check(len(f) == 1 and f[0]['level'] == 'critical',
           'a revoked key published under %d KiB of 5,000 certifications: read, critical (%.1f s)'
           % (len(ks.keys[k['erin']]) // 1024, took), f)
+    f = findings(out, 'key-revoked-upstream', k['frank'])
+    check(len(f) == 1 and f[0]['level'] == 'critical' and '(relied on)' in f[0]['message'] and
+          'your copy does not' in f[0]['message'],
+          'a key trusted fully, named nowhere, revoked upstream: critical, relied on', f)
     f = findings(out, 'key-revoked-upstream', k['carol'])
     check(len(f) == 1 and k['carol_enc'][-16:] in f[0]['message'],
           'a subkey revoked upstream names the subkey', f)
@@ -240,8 +253,8 @@ def case_first_check(dm, ks, user, k):
     check('no OpenPGP key' in log and k['garbage'][:16] in log, 'garbage: an error')
     check('over 1024 KiB' in log, 'over 1 MiB: abandoned, an error')
     asked = sorted(ks.asked)
-    want = sorted(k[n] for n in ('alice', 'dave', 'bob', 'carol', 'erin', 'other', 'garbage',
-                                 'big'))
+    want = sorted(k[n] for n in ('alice', 'dave', 'bob', 'carol', 'erin', 'frank', 'other',
+                                 'garbage', 'big'))
     check(asked == want, 'one query per key, each key once', asked)
 
 
@@ -277,9 +290,11 @@ def case_slow(dm, ks, user, k, bound):
 
 def case_schedule(ks, user, k):
     """[upstream] interval = 1m over 7 keys: one key per query, some 10 s apart (the floor),
-    the key checked longest ago first, and no burst."""
+    the key checked longest ago first, and no burst. relied-on-trusted = no: the key trusted
+    fully is not asked about."""
     before = keyring_bytes(user.home)
-    conf = '[upstream]\ninterval = 1m\nrelied-on = %s, %s\n' % (k['bob'], k['carol'])
+    conf = ('[upstream]\ninterval = 1m\nrelied-on = %s, %s\nrelied-on-trusted = no\n' %
+            (k['bob'], k['carol']))
     d2 = Keyctld(user.env, conf=conf, label='keyctld-schedule')
     d2.env.pop('INVOCATION_ID', None)
     ks.asked.clear()
@@ -295,6 +310,10 @@ def case_schedule(ks, user, k):
               ', '.join('%.1f' % g for g in gaps))
         st = d2.wait(lambda s: s['daemon'].get('upstream_checked_epoch'), timeout=10)
         check(st is not None, 'schedule: DaemonInfo has the last check time')
+        ks.asked.clear()
+        check_upstream(d2)
+        check(k['frank'] not in ks.asked and k['bob'] in ks.asked,
+              'relied-on-trusted = no: the key trusted fully is not asked about', ks.asked)
     finally:
         check(d2.stop() == 0, 'keyctld (scheduled) exits 0', d2.log()[-2000:])
     check(keyring_bytes(user.home) == before, 'schedule: the keyring is unchanged')
@@ -310,7 +329,7 @@ def case_down(dm, ks, user, k):
           % (rc, st['daemon'].get('upstream_error')),
           [(f['rule'], f['key']) for f in st['findings'] if f['rule'].endswith('-upstream')])
     raised = [f for f in st['findings'] if f['rule'].endswith('-upstream') and
-              f['key'] not in (k['bob'], k['carol'], k['alice'], k['erin'])]
+              f['key'] not in (k['bob'], k['carol'], k['alice'], k['erin'], k['frank'])]
     check(not raised, 'keyserver down: nothing new raised', raised)
     check(keyring_bytes(user.home) == before, 'down: the keyring is unchanged')
 

@@ -330,6 +330,11 @@ TEST(upstream)
 	ASSERT_TRUE(c.upstream_check);
 	ASSERT_EQ(c.upstream_interval_sec, 86400);
 	ASSERT_EQ(c.n_relied_on, 0);
+	ASSERT_TRUE(c.upstream_relied_trusted);
+	ASSERT_OK(parse("[upstream]\nrelied-on-trusted = no\n", &c, err));
+	ASSERT_FALSE(c.upstream_relied_trusted);
+	ASSERT_ERR(parse("[upstream]\nrelied-on-trusted = off\n", &c, err), EINVAL);
+	ASSERT_TRUE(strstr(err, "[upstream] relied-on-trusted") != NULL);
 	ASSERT_OK(parse("[upstream]\n"
 	                "check = off\n"
 	                "interval = 12h\n"

@@ -84,7 +84,7 @@ TEST(uid)
 	ASSERT_TRUE(keyring_uid_acceptable(longer));
 }
 
-static int trust(const char *text, unsigned min, char (**fprs)[FPR_HEX_MAX], size_t *n)
+static int trust(const char *text, unsigned min, struct ownertrust **fprs, size_t *n)
 {
 	free(*fprs);
 	*fprs = NULL;
@@ -100,17 +100,19 @@ TEST(ownertrust)
 	        "3ECF7D3F64A5086004014C5407AFB6E134ED485B:5:\n"
 	        "9EF08EE8392C265110352456E6E46FC379B1480A:4:\n"
 	        "0D81F6A3A4A71A63C1C0B8B1D6F4C3E34F2C8A11:134:\n";
-	char(*f)[FPR_HEX_MAX] = NULL;
+	struct ownertrust *f = NULL;
 	size_t n = 99;
 
 	ASSERT_EQ(trust(gpg_out, OWNERTRUST_ULTIMATE, &f, &n), 0);
 	/* 134 is ultimate (6) with the disabled flag (128). */
 	ASSERT_EQ(n, 2u);
-	ASSERT_STREQ(f[0], "66685D0A7804530DEBBD3C7743108B614CF9256C");
-	ASSERT_STREQ(f[1], "0D81F6A3A4A71A63C1C0B8B1D6F4C3E34F2C8A11");
+	ASSERT_STREQ(f[0].fpr, "66685D0A7804530DEBBD3C7743108B614CF9256C");
+	ASSERT_STREQ(f[1].fpr, "0D81F6A3A4A71A63C1C0B8B1D6F4C3E34F2C8A11");
+	ASSERT_EQ(f[1].level, (unsigned)OWNERTRUST_ULTIMATE);
 	ASSERT_EQ(trust(gpg_out, OWNERTRUST_FULLY, &f, &n), 0);
 	ASSERT_EQ(n, 3u);
-	ASSERT_STREQ(f[1], "3ECF7D3F64A5086004014C5407AFB6E134ED485B");
+	ASSERT_STREQ(f[1].fpr, "3ECF7D3F64A5086004014C5407AFB6E134ED485B");
+	ASSERT_EQ(f[1].level, (unsigned)OWNERTRUST_FULLY);
 	/* Empty output, comments only: none. Lower case is taken, in upper case. */
 	ASSERT_EQ(trust("", 0, &f, &n), 0);
 	ASSERT_EQ(n, 0u);
@@ -119,7 +121,7 @@ TEST(ownertrust)
 	ASSERT_EQ(n, 0u);
 	ASSERT_EQ(trust("66685d0a7804530debbd3c7743108b614cf9256c:6:", 6, &f, &n), 0);
 	ASSERT_EQ(n, 1u);
-	ASSERT_STREQ(f[0], "66685D0A7804530DEBBD3C7743108B614CF9256C");
+	ASSERT_STREQ(f[0].fpr, "66685D0A7804530DEBBD3C7743108B614CF9256C");
 	/* A v5 fingerprint (64 digits). */
 	ASSERT_EQ(trust("66685D0A7804530DEBBD3C7743108B614CF9256C66685D0A7804530DEBBD3C77:6:\n", 6,
 	                &f, &n),

@@ -359,6 +359,24 @@ TEST(table_upstream)
 	                      "(0123456789ABCDEF: dirmngr: No keyserver available)\n") != NULL);
 }
 
+/* Others' keys say why they are listed: named in the configuration, or trusted (relied on). */
+TEST(table_others_keys)
+{
+	struct fixture x;
+	_cleanup_(freep) char *s = NULL, *t = NULL;
+
+	fixture_init(&x);
+	x.keys[1].has_secret = false;
+	x.keys[1].relied_on = true;
+	s = render_table(&x, 0, 2, 0, false);
+	ASSERT_TRUE(strstr(s, ", relied on") != NULL);
+	ASSERT_TRUE(strstr(s, ", tracked") == NULL);
+	x.keys[1].tracked = true;
+	t = render_table(&x, 0, 2, 0, false);
+	ASSERT_TRUE(strstr(t, ", tracked") != NULL);
+	ASSERT_TRUE(strstr(t, ", relied on") == NULL);
+}
+
 TEST(prometheus)
 {
 	struct fixture x;
@@ -654,6 +672,7 @@ int main(void)
 	RUN(table_color);
 	RUN(table_empty);
 	RUN(table_upstream);
+	RUN(table_others_keys);
 	RUN(prometheus);
 	RUN(prometheus_escape);
 	RUN(exit_code);
