@@ -885,6 +885,20 @@ static void keys_mark(struct key *keys, size_t n, const char *const *track, size
 	}
 }
 
+static int64_t key_created(const struct key *k)
+{
+	return k->n_subkeys > 0 ? k->subkeys[0].created : 0;
+}
+
+static int key_order(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (key_created(x) != key_created(y))
+		return key_created(x) < key_created(y) ? -1 : 1;
+	return strcmp(x->fingerprint, y->fingerprint);
+}
+
 int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
                        size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
                        bool full, enum keyring_way *ret_way, struct key **ret_keys, size_t *ret_n,
@@ -958,6 +972,10 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 			owned->valid = false;
 	}
 	keys_mark(*ret_keys, *ret_n, track, n_track, owned);
+	/* Oldest first, whichever way: gpg lists named keys in the order of the names in a keyboxd
+	 * home and in the keybox's order otherwise, and the ways name them in different orders. */
+	if (*ret_n > 1)
+		qsort(*ret_keys, *ret_n, sizeof(**ret_keys), key_order);
 	if (ret_way)
 		*ret_way = way;
 	return 0;

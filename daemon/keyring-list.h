@@ -25,10 +25,10 @@
 
 /*
  * Lists the keys with a secret part in gnupghome (NULL: gpg's default) and the tracked
- * fingerprints, without reading anyone else's keys. *ret_keys is a malloc'd array of n keys
- * (NULL when none); free it with keyring_keys_free(). Returns 0 or -errno with a reason in err:
- * -ENOENT (no gpg), -EIO and others as gpgme maps them; never hangs on a locked keyring for longer
- * than gpg does (see keyring_watch for the timeout).
+ * fingerprints, without reading anyone else's keys, oldest first (then by fingerprint).
+ * *ret_keys is a malloc'd array of n keys (NULL when none); free it with keyring_keys_free().
+ * Returns 0 or -errno with a reason in err: -ENOENT (no gpg), -EIO and others as gpgme maps them;
+ * never hangs on a locked keyring for longer than gpg does (see keyring_watch for the timeout).
  */
 int keyring_list(const char *gnupghome, const char *const *track, size_t n_track,
                  struct key **ret_keys, size_t *ret_n, char *err, size_t errsize);

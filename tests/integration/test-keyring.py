@@ -366,6 +366,8 @@ def test_short_way(keyboxd=False):
         what = (tag + ": " + what)
         check(rc == 0 and rc2 == 0 and first.startswith("way " + expect),
               "%s: the %s way (%s)" % (what, expect, first))
+        if rest != full:
+            print("short:\n" + rest + "full:\n" + full)
         check(rest == full, "%s: the listing equals a full one" % what)
         return parse(full)
 
