@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -199,6 +200,28 @@ static const char *starting_text(const struct daemon *d, char *buf, size_t size)
 	return buf;
 }
 
+/* Each key's last upstream check, for the clients (Key.upstream_checked, upstream_error). */
+static void keys_mark_upstream(struct key *keys, size_t n_keys, const struct upstream_result *res,
+                               size_t n_res)
+{
+	for (size_t i = 0; i < n_keys; i++) {
+		keys[i].upstream_checked = 0;
+		keys[i].upstream_error[0] = 0;
+		for (size_t j = 0; j < n_res; j++)
+			if (strcasecmp(res[j].fingerprint, keys[i].fingerprint) == 0) {
+				keys[i].upstream_checked = res[j].checked;
+				if (res[j].r == -ENOENT)
+					snprintf(keys[i].upstream_error,
+					         sizeof(keys[i].upstream_error),
+					         "not published on the keyserver");
+				else
+					strcpy_trunc(keys[i].upstream_error,
+					             sizeof(keys[i].upstream_error), res[j].error);
+				break;
+			}
+	}
+}
+
 /* The model's deriver: ties subkeys to tokens, sets levels, runs the audit, arms the timer. */
 static int derive(struct model *m, void *userdata)
 {
@@ -224,6 +247,7 @@ static int derive(struct model *m, void *userdata)
 
 	if (d->upstream && d->cfg.upstream_check)
 		dmn.n_upstream = upstream_watch_results(d->upstream, &dmn.upstream);
+	keys_mark_upstream(keys, n_keys, dmn.upstream, dmn.n_upstream);
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
 	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);

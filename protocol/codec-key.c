@@ -90,6 +90,9 @@ int codec_key_to_json(const struct key *k, json_object **ret)
 		return -ENOMEM;
 	if (k->relied_on && put_bool(o, "relied_on", true) < 0)
 		return -ENOMEM;
+	if (put_time(o, "upstream_checked", k->upstream_checked) < 0 ||
+	    (!isempty(k->upstream_error) && put_str(o, "upstream_error", k->upstream_error) < 0))
+		return -ENOMEM;
 	subs = json_object_new_array_ext((int)MIN(k->n_subkeys, (size_t)SUBKEYS_MAX));
 	if (put(o, "subkeys", subs) < 0)
 		return -ENOMEM;
@@ -143,6 +146,8 @@ static const struct varlink_field key_table[] = {
 	F_BOOL(struct key, has_secret),
 	F_BOOL(struct key, tracked),
 	{ "relied_on", VARLINK_BOOL, 0, offsetof(struct key, relied_on), 0, NULL },
+	F_TIME(struct key, upstream_checked),
+	F_STR(struct key, upstream_error, N),
 	F_CB("level", struct key, level, M, codec_dispatch_level),
 	{ "subkeys", VARLINK_CUSTOM, M, 0, 0, dispatch_subkeys },
 	{},

@@ -173,6 +173,9 @@ struct key {
 	                  */
 	bool tracked; /* named in the configuration */
 	bool relied_on; /* another's key with full or ultimate owner trust ([upstream]) */
+	/* Its last upstream check: when (0: never), and why it brought no copy ("" when it did). */
+	int64_t upstream_checked;
+	char upstream_error[ERROR_TEXT_MAX];
 	enum level level; /* worst level of its usable subkeys */
 	size_t n_subkeys;
 	struct subkey *subkeys; /* subkeys[0] is the primary key */

@@ -246,6 +246,15 @@ def case_first_check(dm, ks, user, k):
     check(not mine, 'not published, another key, garbage, oversized: no finding', mine)
     check(st['daemon'].get('upstream_checked_epoch', 0) > 0 and st['daemon']['upstream_error'],
           'DaemonInfo has the check time and an error: %s' % st['daemon'].get('upstream_error'))
+    by = {x['fingerprint']: x for x in st['keys']}
+    a, d, fr = by.get(k['alice'], {}), by.get(k['dave'], {}), by.get(k['frank'], {})
+    check(a.get('upstream_checked_epoch', 0) > 0 and 'upstream_error' not in a and
+          fr.get('upstream_checked_epoch', 0) > 0,
+          'each key says when its published copy was checked (owned Alice, relied-on Frank)',
+          {n: (x.get('upstream_checked'), x.get('upstream_error')) for n, x in
+           (('alice', a), ('frank', fr))})
+    check(d.get('upstream_checked_epoch', 0) > 0 and d.get('upstream_error'),
+          'an unpublished key says why it has no copy: %s' % d.get('upstream_error'))
     log = dm.log()
     check('the keyserver has no key %s' % k['dave'] in log or
           'not on the keyserver' in log, 'not published: said at info', log[-1500:])

@@ -169,6 +169,9 @@ TEST(roundtrip_key)
 	json_object *o;
 
 	k.subkeys[1].git_signs = true;
+	k.relied_on = true;
+	k.upstream_checked = 1796524127;
+	strcpy_trunc(k.upstream_error, sizeof(k.upstream_error), "dirmngr: No keyserver available");
 	ASSERT_OK(codec_key_to_json(&k, &o));
 	o = through_text(o);
 	ASSERT_OK(codec_key_from_json(o, &back));
@@ -181,6 +184,9 @@ TEST(roundtrip_key)
 	ASSERT_FALSE(json_object_object_get_ex(
 	        json_object_array_get_idx(json_object_object_get(o, "subkeys"), 2), "expires",
 	        NULL));
+	ASSERT_TRUE(back.relied_on);
+	ASSERT_EQ(back.upstream_checked, 1796524127);
+	ASSERT_STREQ(back.upstream_error, "dirmngr: No keyserver available");
 	/* git_signs likewise: present on the one subkey, absent (false) on the others. */
 	ASSERT_TRUE(back.subkeys[1].git_signs);
 	ASSERT_FALSE(back.subkeys[0].git_signs);
