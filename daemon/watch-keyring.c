@@ -336,7 +336,6 @@ static int on_done(void *userdata)
 {
 	struct keyring_watch *w = userdata;
 	struct job *j = w->job;
-	int r = 0;
 
 	if (!j)
 		return 0;
@@ -350,7 +349,8 @@ static int on_done(void *userdata)
 		w->retries++;
 		w->backoff = w->backoff ? MIN(w->backoff * 2, KEYRING_RETRY_MAX_USEC)
 		                        : KEYRING_RETRY_MIN_USEC;
-		r = arm_timer(w, &w->retry, w->backoff, on_retry, "keyring-retry");
+		/* Not armed (out of memory): the next change or Reload lists again. */
+		(void)arm_timer(w, &w->retry, w->backoff, on_retry, "keyring-retry");
 	} else if (j->res.error >= 0) {
 		w->backoff = 0;
 		w->retries = 0;
@@ -360,9 +360,12 @@ static int on_done(void *userdata)
 	job_free(j);
 	if (w->pending) {
 		w->pending = false;
-		return keyring_watch_refresh(w);
+		if (keyring_watch_refresh(w) < 0)
+			w->pending = true; /* tried again when the next listing is asked for */
 	}
-	return r;
+	/* Never an error to sd-event: it would disable the wake source (loop-wake.c), and every
+	 * later listing's result would be lost with the watch stuck on a finished job. */
+	return 0;
 }
 
 int keyring_watch_refresh(struct keyring_watch *w)
