@@ -44,6 +44,8 @@ bool announce_key(struct app *a, const struct key *k, int64_t now)
 {
 	bool dirty = false;
 
+	if (key_relied_only(k))
+		return false;
 	for (size_t j = 0; j < k->n_subkeys; j++) {
 		const struct subkey *s = &k->subkeys[j];
 		bool changed = false;

@@ -38,7 +38,7 @@ int status_exit_code(const struct daemon_info *d, const struct key *keys, size_t
 	for (size_t i = 0; i < n_keys; i++) {
 		const struct key *k = &keys[i];
 
-		if (k->revoked)
+		if (k->revoked || key_relied_only(k))
 			continue;
 		r = MAX(r, level_exit(k->level));
 		for (size_t j = 0; j < k->n_subkeys; j++) {

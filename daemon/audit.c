@@ -560,7 +560,7 @@ int audit_run(const struct token *tokens, size_t n_tokens, const struct key *key
 	if (!isempty(x.daemon->git_signing_key))
 		audit_resolve_signing(keys, n_keys, x.daemon->git_signing_key, &x.git);
 	for (size_t i = 0; i < n_keys; i++)
-		if (key_usable(&keys[i]))
+		if (key_usable(&keys[i]) && !key_relied_only(&keys[i]))
 			run_key_rules(&x, &keys[i]);
 	for (size_t j = 0; j < ELEMENTSOF(rules); j++)
 		if (rules[j].keys_done)

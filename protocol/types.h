@@ -231,6 +231,14 @@ int level_from_string(const char *s);
 const char *secret_location_to_string(enum secret_location s);
 int secret_location_from_string(const char *s);
 
+/* Listed only because the user relies on it (relied_on): someone else's key, neither own nor
+ * tracked. Only its revocation is the user's business: no expiry finding, popup or exit code is
+ * about it, since only its owner can renew it. */
+static inline bool key_relied_only(const struct key *k)
+{
+	return k->relied_on && !k->has_secret && !k->tracked;
+}
+
 /* Deep copy of a key (its subkeys array). Returns 0 or -ENOMEM. */
 int key_copy(const struct key *src, struct key *ret);
 /* Frees what a key owns, not the key itself. */

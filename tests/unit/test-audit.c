@@ -823,6 +823,34 @@ TEST(key_revoked_upstream)
 	world_done(&w);
 }
 
+/* Someone else's key listed because the user relies on it (owner trust): its expiry is its
+ * owner's business, so no key rule speaks of it; a revocation published upstream still does. The
+ * same key tracked by the configuration is watched like an own key. */
+TEST(relied_only_key)
+{
+	struct world w;
+	struct upstream_result *u;
+
+	world_init(&w);
+	w.n_tokens = 0; /* no card holds it */
+	for (size_t i = 0; i < WORLD_SUBS; i++)
+		w.subs[i].secret = SECRET_NONE;
+	w.key.has_secret = false;
+	w.key.relied_on = true;
+	w.subs[1].expires = NOW + 2 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "subkey-expiring"), 0);
+	ASSERT_EQ(w.n, 0);
+	u = publish(&w, true);
+	u->published.revoked = true;
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 1);
+	w.key.tracked = true;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "subkey-expiring"), 1);
+	world_done(&w);
+}
+
 TEST(key_stale_upstream)
 {
 	struct world w;
@@ -882,6 +910,7 @@ int main(void)
 	RUN(scdaemon_ccid_conflict);
 	RUN(expired_key_one_finding);
 	RUN(key_revoked_upstream);
+	RUN(relied_only_key);
 	RUN(key_stale_upstream);
 	return 0;
 }

@@ -539,6 +539,17 @@ TEST(exit_code)
 	x.alice_sub[1].revoked = true;
 	ASSERT_EQ(status_exit_code(&x.d, x.keys, 1, NULL, 0, NOW, 30), STATUS_EXIT_OK);
 
+	/* Another's key listed only because it is relied on: its expiry is not ours to page on;
+	 * tracked, it is. */
+	x.keys[1].has_secret = false;
+	x.keys[1].relied_on = true;
+	ASSERT_EQ(status_exit_code(&x.d, x.keys, 2, NULL, 0, NOW, -1), STATUS_EXIT_OK);
+	x.keys[1].tracked = true;
+	ASSERT_EQ(status_exit_code(&x.d, x.keys, 2, NULL, 0, NOW, -1), STATUS_EXIT_CRITICAL);
+	x.keys[1].tracked = false;
+	x.keys[1].relied_on = false;
+	x.keys[1].has_secret = true;
+
 	/* A stale keyring is a warning: what is shown may be old. */
 	x.d.keyring_stale = true;
 	ASSERT_EQ(status_exit_code(&x.d, x.keys, 1, NULL, 0, NOW, -1), STATUS_EXIT_WARNING);
