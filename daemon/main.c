@@ -200,6 +200,26 @@ static const char *starting_text(const struct daemon *d, char *buf, size_t size)
 	return buf;
 }
 
+/* The subkey git signs with, resolved as gpg does (audit.c's rules use the same) at each
+ * derivation, after the levels: a subkey that expired by the clock since the listing is not the
+ * one any more. Marked for the clients: keyctl-notify names git in its expiry popups. */
+static void mark_git_subkey(const char *spec, struct key *keys, size_t n_keys)
+{
+	struct audit_signing g;
+
+	for (size_t i = 0; i < n_keys; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++)
+			keys[i].subkeys[j].git_signs = false;
+	if (isempty(spec))
+		return;
+	audit_resolve_signing(keys, n_keys, spec, &g);
+	if (g.state != AUDIT_SIGN_USABLE || !g.key || !g.subkey)
+		return;
+	for (size_t i = 0; i < n_keys; i++)
+		if (&keys[i] == g.key)
+			keys[i].subkeys[g.subkey - g.key->subkeys].git_signs = true;
+}
+
 /* Each key's last upstream check, for the clients (Key.upstream_checked, upstream_error). */
 static void keys_mark_upstream(struct key *keys, size_t n_keys, const struct upstream_result *res,
                                size_t n_res)
@@ -250,6 +270,7 @@ static int derive(struct model *m, void *userdata)
 	keys_mark_upstream(keys, n_keys, dmn.upstream, dmn.n_upstream);
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
+	mark_git_subkey(d->git_signing_key, keys, n_keys);
 	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);
 	if (r < 0)
 		return log_error_errno(r, "Audit failed: %m");
@@ -396,22 +417,6 @@ static void scd_ccid_update(struct daemon *d)
 		(void)pcsc_watch_rescan(d->pcsc);
 }
 
-/* The subkey git signs with, resolved as gpg does (audit.c's rules use the same), marked for
- * the clients: keyctl-notify names git in that subkey's expiry popups. */
-static void mark_git_subkey(const char *spec, struct key *keys, size_t n_keys)
-{
-	struct audit_signing g;
-
-	if (isempty(spec))
-		return;
-	audit_resolve_signing(keys, n_keys, spec, &g);
-	if (g.state != AUDIT_SIGN_USABLE || !g.key || !g.subkey)
-		return;
-	for (size_t i = 0; i < n_keys; i++)
-		if (&keys[i] == g.key)
-			keys[i].subkeys[g.subkey - g.key->subkeys].git_signs = true;
-}
-
 static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -429,7 +434,6 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 	}
 	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
 	strcpy_trunc(d->git_signing_key, sizeof(d->git_signing_key), res->git_signing_key);
-	mark_git_subkey(d->git_signing_key, res->keys, res->n_keys);
 	scd_ccid_update(d);
 	st.reason = "";
 	st.refreshed = daemon_now(d);

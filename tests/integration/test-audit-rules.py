@@ -204,6 +204,16 @@ def test_git_signing(pcscd):
                       if s.get('git_signs')]
             check(marked == [gina['sig']],
                   'GetStatus marks the subkey git signs with, and only it: %r' % marked)
+            # Six days on by keyctld's clock the 5-day subkey has expired, though gpg does not say
+            # so yet: git cannot sign with it, and no subkey is marked.
+            dm.stop()
+            dm.start(offset=6 * DAY)
+            fires(dm, rule, ('Gina Git',), 'critical')
+            marked = [s['fingerprint'] for k in dm.status()['keys'] for s in k['subkeys']
+                      if s.get('git_signs')]
+            check(marked == [], 'an expired subkey is not marked once time passed it: %r' % marked)
+            dm.stop()
+            dm.start()
 
             # Exactly Olga's expired signing subkey ('!', long key id).
             write_git(gitconfig, '[user]\n\tsigningkey = 0x%s!\n' % olga['sig'][-16:])
