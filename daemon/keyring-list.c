@@ -206,8 +206,8 @@ static int64_t gpgme_time(unsigned long v)
 	return v == ULONG_MAX || v > (unsigned long)INT64_MAX ? 0 : (int64_t)v;
 }
 
-static int map_key(gpgme_key_t k, const struct listing *l, const char *const *track, size_t n_track,
-                   struct key *ret)
+/* One gpgme key into ret; tracked and relied_on are keys_mark()'s. */
+static int map_key(gpgme_key_t k, const struct listing *l, struct key *ret)
 {
 	size_t n = 0, i = 0;
 
@@ -226,9 +226,6 @@ static int map_key(gpgme_key_t k, const struct listing *l, const char *const *tr
 	ret->expired = k->expired;
 	ret->disabled = k->disabled;
 	ret->has_secret = is_primary_with_secret(l, ret->fingerprint);
-	for (size_t t = 0; t < n_track; t++)
-		if (strcasecmp(track[t], ret->fingerprint) == 0)
-			ret->tracked = true;
 
 	for (gpgme_subkey_t s = k->subkeys; s; s = s->next) {
 		struct subkey *d = &ret->subkeys[i];
@@ -431,6 +428,14 @@ static int list_secret_all(gpgme_ctx_t ctx, const char *home, struct listing *l,
 	return 0;
 }
 
+static bool fpr_in(const char *fpr, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(fpr, list[i]) == 0)
+			return true;
+	return false;
+}
+
 /* The fingerprints to list: owned (n_owned of them) and then the tracked ones not among them.
  * *ret is malloc'd; its strings point into owned and track. */
 static int build_patterns(const char (*owned)[FPR_HEX_MAX], size_t n_owned,
@@ -461,8 +466,7 @@ static int build_patterns(const char (*owned)[FPR_HEX_MAX], size_t n_owned,
  * listing runs in --with-secret mode and fills l as it goes (the short way: no -K before it). */
 static int list_named(gpgme_ctx_t ctx, const char *home, const char **patterns, size_t n_patterns,
                       struct listing *l, bool collect, const struct status_watch *sw,
-                      const char *const *track, size_t n_track, struct key **ret_keys,
-                      size_t *ret_n, char *err, size_t errsize)
+                      struct key **ret_keys, size_t *ret_n, char *err, size_t errsize)
 {
 	struct key *keys = calloc(n_patterns, sizeof(*keys));
 	size_t n_keys = 0;
@@ -482,7 +486,7 @@ static int list_named(gpgme_ctx_t ctx, const char *home, const char **patterns, 
 		if (collect && k->secret)
 			r = collect_secret(l, k);
 		if (r >= 0 && n_keys < n_patterns) {
-			r = map_key(k, l, track, n_track, &keys[n_keys]);
+			r = map_key(k, l, &keys[n_keys]);
 			if (r >= 0)
 				n_keys++;
 			else if (r != -ENOMEM)
@@ -555,8 +559,8 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, struct keyring_owned *
 		*ret_n = 0;
 		return 0;
 	}
-	r = list_named(ctx, home, patterns, n_patterns, &l, fast, &sw, track, n_track, ret_keys,
-	               ret_n, err, errsize);
+	r = list_named(ctx, home, patterns, n_patterns, &l, fast, &sw, ret_keys, ret_n, err,
+	               errsize);
 	/* As in list_secret_all(): without gpg-agent, --with-secret shows no secret at all. */
 	if (r >= 0 && fast && l.n_primaries == 0 && owned->n_fprs > 0 &&
 	    home_has_secret_files(home)) {
@@ -699,14 +703,14 @@ static bool owned_has_orphans(const char *home, const struct keyring_owned *o,
 	return false;
 }
 
-/* Drops the keys that are neither the user's own nor tracked: candidates of the trust way that
- * turned out to be someone else's key the user trusts ultimately. */
-static void keys_keep_owned(struct key *keys, size_t *n)
+/* Drops the keys that are neither the user's own nor named (tracked or relied on): candidates
+ * of the trust way that turned out to be someone else's key the user trusts ultimately. */
+static void keys_keep_owned(struct key *keys, size_t *n, const char *const *names, size_t n_names)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < *n; i++) {
-		if (keys[i].has_secret || keys[i].tracked)
+		if (keys[i].has_secret || fpr_in(keys[i].fingerprint, names, n_names))
 			keys[k++] = keys[i];
 		else
 			free(keys[i].subkeys);
@@ -774,8 +778,8 @@ static int list_by_trust(gpgme_ctx_t ctx, const char *home, struct keyring_cance
 	                           gpgme_get_keylist_mode(ctx) | GPGME_KEYLIST_MODE_WITH_SECRET))
 		return 0;
 	keyring_cancel_set(cancel, ctx);
-	r = list_named(ctx, home, patterns, n_patterns, &l, true, &sw, track, n_track, &keys,
-	               &n_keys, err, errsize);
+	r = list_named(ctx, home, patterns, n_patterns, &l, true, &sw, &keys, &n_keys, err,
+	               errsize);
 	keyring_cancel_set(cancel, NULL);
 	(void)gpgme_set_keylist_mode(ctx,
 	                             gpgme_get_keylist_mode(ctx) & ~GPGME_KEYLIST_MODE_WITH_SECRET);
@@ -786,7 +790,7 @@ static int list_by_trust(gpgme_ctx_t ctx, const char *home, struct keyring_cance
 		keyring_keys_free(keys, n_keys);
 		return 0;
 	}
-	keys_keep_owned(keys, &n_keys);
+	keys_keep_owned(keys, &n_keys, track, n_track);
 	owned_remember(owned, &l);
 	*ret_keys = keys;
 	*ret_n = n_keys;
@@ -848,29 +852,16 @@ static int track_with_relied(const char *const *track, size_t n_track,
 		return -ENOMEM;
 	for (size_t i = 0; i < n_track; i++)
 		names[n++] = track[i];
-	for (size_t i = 0; i < n_relied; i++) {
-		bool dup = false;
-
-		for (size_t j = 0; j < n_track && !dup; j++)
-			dup = strcasecmp(track[j], owned->relied[i]) == 0;
-		if (!dup)
+	for (size_t i = 0; i < n_relied; i++)
+		if (!fpr_in(owned->relied[i], track, n_track))
 			names[n++] = owned->relied[i];
-	}
 	*ret = names;
 	*ret_n = n;
 	return 0;
 }
 
-static bool fpr_in(const char *fpr, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcasecmp(fpr, list[i]) == 0)
-			return true;
-	return false;
-}
-
-/* The listing ran with the relied-on keys among the tracked ones: tracked is the configuration's
- * word alone, relied_on marks the others' keys the user trusts fully or ultimately. */
+/* The one place that says why a key was listed besides being the user's own: tracked (named in
+ * the configuration) and relied_on (another's key the user trusts fully or ultimately). */
 static void keys_mark(struct key *keys, size_t n, const char *const *track, size_t n_track,
                       const struct keyring_owned *owned)
 {
