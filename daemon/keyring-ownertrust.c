@@ -4,6 +4,7 @@
  * that stops taking bytes at OWNERTRUST_OUTPUT_MAX: a trustdb is the user's, but a damaged or
  * hostile one must cost a bounded read and a parse error, not memory.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <gpgme.h>
 #include <limits.h>
@@ -18,29 +19,18 @@
 #include "keyring-ownertrust.h"
 #include "util.h"
 
-static int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* One "HEX:DIGITS:" line (without its '\n') into fpr; its level into *level. */
 static int parse_line(const uint8_t *p, size_t n, char fpr[static FPR_HEX_MAX], unsigned *level)
 {
 	size_t h = 0, i;
 	unsigned v = 0;
 
-	while (h < n && hexval(p[h]) >= 0)
+	while (h < n && isxdigit(p[h]))
 		h++;
 	if ((h != 40 && h != 64) || h >= n || p[h] != ':')
 		return -EBADMSG;
 	for (i = 0; i < h; i++)
-		fpr[i] = (char)(p[i] >= 'a' ? p[i] - 32 : p[i]);
+		fpr[i] = (char)toupper(p[i]);
 	fpr[h] = 0;
 	for (i = h + 1; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
 		v = v * 10 + (p[i] - '0');
