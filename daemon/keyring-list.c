@@ -597,6 +597,15 @@ static bool ctx_engine_home_is(gpgme_ctx_t ctx, const char *home)
 	return false;
 }
 
+/* The gpg binary ctx runs for OpenPGP, or NULL. */
+static const char *ctx_gpg(gpgme_ctx_t ctx)
+{
+	for (gpgme_engine_info_t i = gpgme_ctx_get_engine_info(ctx); i; i = i->next)
+		if (i->protocol == GPGME_PROTOCOL_OpenPGP)
+			return i->file_name;
+	return NULL;
+}
+
 /* Checks home and gpg and makes a gpgme context for listing; the checks say what a bare gpgme
  * error would hide. */
 static int ctx_setup(const char *home, const char *gpg_path, gpgme_ctx_t *ret, char *err,
@@ -656,15 +665,11 @@ static int ctx_setup(const char *home, const char *gpg_path, gpgme_ctx_t *ret, c
 		return fail(e, err, errsize, "Failed to set up gpgme", home);
 	/* gpgme remembers where it found gpg; if that binary is gone now, its exec fails in the
 	 * child and the listing comes back empty without an error. Say so instead. */
-	for (gpgme_engine_info_t i = gpgme_ctx_get_engine_info(ctx); i; i = i->next) {
-		if (i->protocol != GPGME_PROTOCOL_OpenPGP)
-			continue;
-		if (!i->file_name || access(i->file_name, X_OK) < 0) {
-			r = i->file_name ? -errno : -ENOENT;
-			snprintf(err, errsize, "No usable gpg at %s: %s",
-			         i->file_name ? i->file_name : "(none)", strerror(-r));
-			return r;
-		}
+	if (!ctx_gpg(ctx) || access(ctx_gpg(ctx), X_OK) < 0) {
+		r = ctx_gpg(ctx) ? -errno : -ENOENT;
+		snprintf(err, errsize, "No usable gpg at %s: %s",
+		         ctx_gpg(ctx) ? ctx_gpg(ctx) : "(none)", strerror(-r));
+		return r;
 	}
 	gpgme_set_offline(ctx, 1);
 	(void)gpgme_set_ctx_flag(ctx, "trust-model", "always");
@@ -934,7 +939,7 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 		}
 	}
 	trust_way = way == KEYRING_WAY_FULL && !full && now && now->n_grips != SIZE_MAX;
-	r = trust_read(home, gpg_path, cancel, owned, trust_way, &ot, &n_ot);
+	r = trust_read(home, ctx_gpg(ctx), cancel, owned, trust_way, &ot, &n_ot);
 	if (r < 0)
 		return r;
 	r = track_with_relied(track, n_track, owned, &names, &n_names);

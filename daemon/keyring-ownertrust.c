@@ -123,19 +123,6 @@ static void data_releasep(gpgme_data_t *d)
 		gpgme_data_release(*d);
 }
 
-/* The gpg that gpgme runs for OpenPGP. */
-static const char *default_gpg(void)
-{
-	gpgme_engine_info_t info;
-
-	if (gpgme_get_engine_info(&info))
-		return NULL;
-	for (; info; info = info->next)
-		if (info->protocol == GPGME_PROTOCOL_OpenPGP)
-			return info->file_name;
-	return NULL;
-}
-
 int ownertrust_read(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
                     unsigned min_level, struct ownertrust **ret, size_t *ret_n)
 {
@@ -157,11 +144,9 @@ int ownertrust_read(const char *home, const char *gpg_path, struct keyring_cance
 		return -ENAMETOOLONG;
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	gpgme_init_once();
-	if (!gpg_path)
-		gpg_path = default_gpg();
 	if (!gpg_path)
 		return -ENOENT;
+	gpgme_init_once();
 	buf = malloc(OWNERTRUST_OUTPUT_MAX);
 	if (!buf)
 		return -ENOMEM;

@@ -37,7 +37,7 @@ struct ownertrust {
 int ownertrust_parse(const uint8_t *p, size_t n, unsigned min_level, struct ownertrust **ret,
                      size_t *ret_n);
 
-/* Runs gpg_path (NULL: gpgme's gpg) --export-ownertrust in home and parses its output as
+/* Runs gpg_path (the listing context's gpg) --export-ownertrust in home and parses its output as
  * ownertrust_parse() does; cancel (may be NULL) can stop it from another thread. 0 with none when
  * home is NULL or has no trustdb.gpg; -EFBIG past OWNERTRUST_OUTPUT_MAX; -EIO when gpg failed. */
 struct keyring_cancel;
