@@ -895,6 +895,41 @@ static int key_order(const void *a, const void *b)
 	return strcmp(x->fingerprint, y->fingerprint);
 }
 
+/* Reads the keygrips now into *ret_now and picks the owned way when they are the ones owned
+ * knew; otherwise owned is reset to them and a copy of what it knew goes to *ret_before (NULL
+ * when it knew nothing of this home). The keygrips are read before gpg runs: a secret key added
+ * while it runs makes the next listing a full one, never a short one that misses it. */
+static int owned_way(const char *home, bool full, struct keyring_owned *owned,
+                     struct keyring_owned **ret_now, struct keyring_owned **ret_before,
+                     enum keyring_way *ret_way)
+{
+	struct keyring_owned *now = calloc(1, sizeof(*now));
+
+	if (!now)
+		return -ENOMEM;
+	*ret_now = now;
+	if (keyring_grips_read(home, now) < 0)
+		now->n_grips = SIZE_MAX; /* unknown: equal to nothing */
+	if (!full && owned->valid && streq(owned->home, home) && now->n_grips != SIZE_MAX &&
+	    keyring_grips_equal(owned, now)) {
+		*ret_way = KEYRING_WAY_OWNED;
+		return 0;
+	}
+	if (owned->valid && streq(owned->home, home)) {
+		*ret_before = malloc(sizeof(**ret_before));
+		if (!*ret_before)
+			return -ENOMEM;
+		memcpy(*ret_before, owned, sizeof(**ret_before));
+	}
+	owned->valid = false;
+	if (now->n_grips != SIZE_MAX) {
+		memcpy(owned->grips, now->grips, sizeof(now->grips));
+		owned->n_grips = now->n_grips;
+		strcpy_trunc(owned->home, sizeof(owned->home), home);
+	}
+	return 0;
+}
+
 int keyring_list_owned(const char *home, const char *gpg_path, const char *const *track,
                        size_t n_track, struct keyring_cancel *cancel, struct keyring_owned *owned,
                        bool full, enum keyring_way *ret_way, struct key **ret_keys, size_t *ret_n,
@@ -912,31 +947,10 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 	r = ctx_setup(home, gpg_path, &ctx, err, errsize);
 	if (r < 0)
 		return r;
-	/* The keygrips are read before gpg runs: a secret key added while it runs makes the next
-	 * listing a full one, never a short one that misses it. */
 	if (owned && home) {
-		now = calloc(1, sizeof(*now));
-		if (!now)
-			return -ENOMEM;
-		if (keyring_grips_read(home, now) < 0)
-			now->n_grips = SIZE_MAX; /* unknown: equal to nothing */
-		if (!full && owned->valid && streq(owned->home, home) && now->n_grips != SIZE_MAX &&
-		    keyring_grips_equal(owned, now))
-			way = KEYRING_WAY_OWNED;
-		else {
-			if (owned->valid && streq(owned->home, home)) {
-				before = malloc(sizeof(*before));
-				if (!before)
-					return -ENOMEM;
-				memcpy(before, owned, sizeof(*before));
-			}
-			owned->valid = false;
-			if (now->n_grips != SIZE_MAX) {
-				memcpy(owned->grips, now->grips, sizeof(now->grips));
-				owned->n_grips = now->n_grips;
-				strcpy_trunc(owned->home, sizeof(owned->home), home);
-			}
-		}
+		r = owned_way(home, full, owned, &now, &before, &way);
+		if (r < 0)
+			return r;
 	}
 	trust_way = way == KEYRING_WAY_FULL && !full && now && now->n_grips != SIZE_MAX;
 	r = trust_read(home, ctx_gpg(ctx), cancel, owned, trust_way, &ot, &n_ot);
