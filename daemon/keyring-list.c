@@ -24,6 +24,7 @@
 
 #include "fileio.h"
 #include "gpg-conf.h"
+#include "gpgme-cleanup.h"
 #include "gpgme-init.h"
 #include "keyring-list.h"
 #include "keyring-owned.h"
@@ -343,12 +344,6 @@ static int check_keybox(const char *home, char *err, size_t errsize)
 		return -EBADMSG;
 	}
 	return 0;
-}
-
-static void ctx_releasep(gpgme_ctx_t *ctx)
-{
-	if (*ctx)
-		gpgme_release(*ctx);
 }
 
 /* home/sshcontrol's bytes (NUL-terminated), which name gpg-agent's ssh keys: keygrips that
@@ -828,6 +823,7 @@ static int trust_read(const char *home, const char *gpg_path, struct keyring_can
 		return 0;
 	if (!owned->relied_wanted) {
 		owned->n_relied = 0;
+		owned->n_certified = 0;
 		owned->trustdb_mtime_ns = 0;
 	}
 	mtime = trustdb_mtime(home);
@@ -845,13 +841,26 @@ static int trust_read(const char *home, const char *gpg_path, struct keyring_can
 	return 0;
 }
 
+/* Whether fpr is one of the relied-on keys owned names (full or ultimate trust, or certified). */
+static bool relied_in(const struct keyring_owned *owned, const char *fpr)
+{
+	for (size_t i = 0; owned && i < owned->n_relied; i++)
+		if (strcasecmp(fpr, owned->relied[i]) == 0)
+			return true;
+	for (size_t i = 0; owned && i < owned->n_certified; i++)
+		if (strcasecmp(fpr, owned->certified[i]) == 0)
+			return true;
+	return false;
+}
+
 /* The fingerprints to list besides the owned ones: track, then the relied-on keys of owned not
  * among them. *ret is malloc'd; its strings point into track and owned. */
 static int track_with_relied(const char *const *track, size_t n_track,
                              const struct keyring_owned *owned, const char ***ret, size_t *ret_n)
 {
-	size_t n_relied = owned ? owned->n_relied : 0, n = 0;
-	const char **names = calloc(n_track + n_relied + 1, sizeof(*names));
+	size_t n_relied = owned ? owned->n_relied : 0, n_cert = owned ? owned->n_certified : 0;
+	const char **names = calloc(n_track + n_relied + n_cert + 1, sizeof(*names));
+	size_t n = 0;
 
 	if (!names)
 		return -ENOMEM;
@@ -860,13 +869,18 @@ static int track_with_relied(const char *const *track, size_t n_track,
 	for (size_t i = 0; i < n_relied; i++)
 		if (!fpr_in(owned->relied[i], track, n_track))
 			names[n++] = owned->relied[i];
+	for (size_t i = 0; i < n_cert; i++)
+		if (!fpr_in(owned->certified[i], track, n_track) &&
+		    !fpr_in(owned->certified[i], names + n_track, n - n_track))
+			names[n++] = owned->certified[i];
 	*ret = names;
 	*ret_n = n;
 	return 0;
 }
 
 /* The one place that says why a key was listed besides being the user's own: tracked (named in
- * the configuration) and relied_on (another's key the user trusts fully or ultimately). */
+ * the configuration) and relied_on (another's key the user trusts fully or ultimately, or
+ * certified with an own key). */
 static void keys_mark(struct key *keys, size_t n, const char *const *track, size_t n_track,
                       const struct keyring_owned *owned)
 {
@@ -874,10 +888,7 @@ static void keys_mark(struct key *keys, size_t n, const char *const *track, size
 		struct key *k = &keys[i];
 
 		k->tracked = fpr_in(k->fingerprint, track, n_track);
-		k->relied_on = false;
-		for (size_t j = 0; owned && !k->has_secret && j < owned->n_relied && !k->relied_on;
-		     j++)
-			k->relied_on = strcasecmp(k->fingerprint, owned->relied[j]) == 0;
+		k->relied_on = !k->has_secret && relied_in(owned, k->fingerprint);
 	}
 }
 

@@ -43,6 +43,10 @@ struct keyring_owned {
 	int64_t trustdb_mtime_ns;
 	size_t n_relied;
 	char relied[KEYRING_RELIED_MAX][FPR_HEX_MAX];
+	/* Not in the file: the keys an own key certified, as the keyring watch's last scan found
+	 * them (keyring-certified.c), listed as relied on while relied_wanted. */
+	size_t n_certified;
+	char certified[KEYRING_RELIED_MAX][FPR_HEX_MAX];
 };
 
 /* The keygrips of home/private-keys-v1.d/ *.key, upper case and sorted, into o->grips. A missing

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpgme-cleanup.h"
 #include "gpgme-init.h"
 #include "keyring-list.h"
 #include "keyring-ownertrust.h"
@@ -109,18 +110,6 @@ static ssize_t sink_write(void *handle, const void *buf, size_t size)
 	memcpy(s->buf + s->n, buf, size);
 	s->n += size;
 	return (ssize_t)size;
-}
-
-static void ctx_releasep(gpgme_ctx_t *ctx)
-{
-	if (*ctx)
-		gpgme_release(*ctx);
-}
-
-static void data_releasep(gpgme_data_t *d)
-{
-	if (*d)
-		gpgme_data_release(*d);
 }
 
 int ownertrust_read(const char *home, const char *gpg_path, struct keyring_cancel *cancel,

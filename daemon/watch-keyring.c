@@ -28,6 +28,7 @@
 
 #include "fileio.h"
 #include "gpg-conf.h"
+#include "keyring-certified.h"
 #include "loop-wake.h"
 #include "path-wait.h"
 #include "watch-keyring.h"
@@ -43,6 +44,7 @@ struct job {
 	/* In: what the watch knew (load: read the file first). Out: what this listing learnt. */
 	struct keyring_owned owned;
 	bool full, load_owned;
+	bool scan; /* look for the keys own keys certified first (keyring-certified.c) */
 	char owned_path[PATH_MAX];
 	struct keyring_result res;
 	bool timed_out;
@@ -79,7 +81,15 @@ struct keyring_watch {
 	bool relied_wanted; /* [upstream] relied-on-trusted: given to each job's owned */
 	bool full_next;
 	char owned_path[PATH_MAX]; /* "" when no file keeps owned across restarts */
+	/* The certification scan: at most one per interval, and only when the keyring changed. */
+	bool scan_next, scanned;
+	uint64_t scanned_at; /* CLOCK_MONOTONIC usec */
+	int64_t scanned_stamp;
+	uint64_t scan_interval;
+	sd_event_source *scan_timer;
 };
+
+_Static_assert(CERTIFIED_MAX <= KEYRING_RELIED_MAX, "the scan's keys fit in keyring_owned");
 
 static void job_free(struct job *j)
 {
@@ -89,6 +99,23 @@ static void job_free(struct job *j)
 	loop_wake_unref(j->wake);
 	pthread_mutex_destroy(&j->cancel.lock);
 	free(j);
+}
+
+/* Before the listing, so that it lists what the scan found. A failed scan keeps what the last
+ * one found: the next change of the keyring scans again. */
+static void job_scan(struct job *j)
+{
+	struct certified found[CERTIFIED_MAX];
+	size_t n = 0;
+
+	if (!j->scan || !j->owned.relied_wanted ||
+	    certified_read(j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path,
+	                   &j->cancel, (const char(*)[FPR_HEX_MAX])j->owned.fprs, j->owned.n_fprs,
+	                   (int64_t)time(NULL), found, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		strcpy_trunc(j->owned.certified[i], FPR_HEX_MAX, found[i].fpr);
+	j->owned.n_certified = n;
 }
 
 static void *job_run(void *arg)
@@ -101,6 +128,7 @@ static void *job_run(void *arg)
 		track[i] = j->track[i];
 	if (j->load_owned && !isempty(j->owned_path))
 		(void)keyring_owned_load(j->owned_path, &j->owned);
+	job_scan(j);
 	j->res.error = keyring_list_owned(
 	        j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path, track,
 	        j->n_track, &j->cancel, &j->owned, j->full, &j->res.way, &j->res.keys,
@@ -332,6 +360,62 @@ static int on_parent(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* What any change of the public keys moves: the keybox's or keyboxd's files. */
+static int64_t keyring_stamp(const char *home)
+{
+	static const char *const names[] = { "pubring.kbx", "pubring.gpg",
+		                             "public-keys.d/pubring.db",
+		                             "public-keys.d/pubring.db-wal" };
+	int64_t stamp = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (snprintf(path, sizeof(path), "%s/%s", home, names[i]) < (int)sizeof(path) &&
+		    stat(path, &st) == 0)
+			stamp += (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec +
+			         (int64_t)st.st_size;
+	}
+	return stamp;
+}
+
+static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* After a listing: a scan is due when the relied-on keys are wanted, own keys are known, and
+ * the keyring changed since the last scan (or there was none); it runs with the next listing,
+ * or at the end of the interval when the last scan was too recent. */
+static void scan_schedule(struct keyring_watch *w)
+{
+	uint64_t now;
+
+	if (!w->relied_wanted || !w->has_home || w->owned.n_fprs == 0 || w->scan_next)
+		return;
+	if (w->scanned && keyring_stamp(w->home) == w->scanned_stamp)
+		return;
+	if (sd_event_now(w->event, CLOCK_MONOTONIC, &now) < 0)
+		return;
+	if (w->scanned && now < w->scanned_at + w->scan_interval) {
+		(void)arm_timer(w, &w->scan_timer, w->scanned_at + w->scan_interval - now,
+		                on_scan_timer, "keyring-certified");
+		return;
+	}
+	w->scan_next = true;
+	w->pending = true;
+}
+
+static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct keyring_watch *w = userdata;
+
+	(void)s;
+	(void)usec;
+	scan_schedule(w);
+	if (w->scan_next && !w->job)
+		(void)refresh(w); /* not started (out of memory): the next listing tries again */
+	return 0;
+}
+
 static int on_done(void *userdata)
 {
 	struct keyring_watch *w = userdata;
@@ -357,6 +441,8 @@ static int on_done(void *userdata)
 	}
 	(void)watches_ensure(w);
 	w->fn(w, &j->res, w->userdata);
+	if (j->res.error >= 0)
+		scan_schedule(w);
 	job_free(j);
 	if (w->pending) {
 		w->pending = false;
@@ -403,6 +489,13 @@ static int refresh(struct keyring_watch *w)
 	j->load_owned = !w->owned_known;
 	j->full = w->full_next;
 	w->full_next = false;
+	if (w->scan_next && w->has_home) {
+		j->scan = true;
+		w->scan_next = false;
+		w->scanned = true;
+		w->scanned_stamp = keyring_stamp(w->home);
+		(void)sd_event_now(w->event, CLOCK_MONOTONIC, &w->scanned_at);
+	}
 	memcpy(j->owned_path, w->owned_path, sizeof(j->owned_path));
 	r = pthread_mutex_init(&j->cancel.lock, NULL);
 	if (r != 0)
@@ -431,6 +524,7 @@ int keyring_watch_new(sd_event *e, const char *gnupghome, const char *const *tra
 		return -ENOMEM;
 	path_wait_init(&w->parent_wait);
 	w->timeout = KEYRING_LIST_TIMEOUT_USEC;
+	w->scan_interval = KEYRING_CERTIFIED_INTERVAL_USEC;
 	w->event = sd_event_ref(e);
 	w->fn = fn;
 	w->userdata = userdata;
@@ -500,6 +594,11 @@ void keyring_watch_set_relied_trusted(struct keyring_watch *w, bool on)
 	w->relied_wanted = on;
 }
 
+void keyring_watch_set_certified_interval(struct keyring_watch *w, uint64_t usec)
+{
+	w->scan_interval = usec;
+}
+
 int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path)
 {
 	return strcpy_bounded(w->owned_path, sizeof(w->owned_path), path ? path : "");
@@ -543,6 +642,7 @@ struct keyring_watch *keyring_watch_free(struct keyring_watch *w)
 	sd_event_source_disable_unref(w->debounce);
 	sd_event_source_disable_unref(w->retry);
 	sd_event_source_disable_unref(w->watchdog);
+	sd_event_source_disable_unref(w->scan_timer);
 	loop_wake_detach(w->done);
 	free(w->track);
 	sd_event_unref(w->event);

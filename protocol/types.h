@@ -172,7 +172,8 @@ struct key {
 	bool has_secret; /* any secret part here: on disk, on a card, or `sec#` with secret subkeys
 	                  */
 	bool tracked; /* named in the configuration */
-	bool relied_on; /* another's key with full or ultimate owner trust ([upstream]) */
+	bool relied_on; /* another's key with full or ultimate owner trust, or certified by an own
+	                   key */
 	/* Its last upstream check: when (0: never), and why it brought no copy ("" when it did). */
 	int64_t upstream_checked;
 	char upstream_error[ERROR_TEXT_MAX];

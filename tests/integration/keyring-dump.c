@@ -20,6 +20,7 @@
 static unsigned arg_watch;
 static const char *arg_gpg, *arg_owned;
 static bool arg_full, arg_relied;
+static double arg_certified_interval = -1;
 static double arg_timeout;
 static unsigned results;
 static int last_error;
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
 		{ "owned", required_argument, NULL, 'o' },
 		{ "full", no_argument, NULL, 'f' },
 		{ "relied", no_argument, NULL, 'r' },
+		{ "certified-interval", required_argument, NULL, 'c' },
 		{},
 	};
 	char err[ERROR_TEXT_MAX] = "";
@@ -141,12 +143,15 @@ int main(int argc, char **argv)
 		case 'f':
 			arg_full = true;
 			break;
+		case 'c':
+			arg_certified_interval = atof(optarg);
+			break;
 		default:
 			return 2;
 		}
 	if (optind >= argc) {
 		fprintf(stderr, "usage: keyring-dump [--watch N] [--gpg PATH] [--owned FILE "
-		                "[--full] [--relied]] "
+		                "[--full] [--relied]] [--certified-interval S] "
 		                "HOME [TRACK...]\n");
 		return 2;
 	}
@@ -167,6 +172,9 @@ int main(int argc, char **argv)
 		if (arg_gpg)
 			(void)keyring_watch_set_gpg_path(w, arg_gpg);
 		keyring_watch_set_relied_trusted(w, arg_relied);
+		if (arg_certified_interval >= 0)
+			keyring_watch_set_certified_interval(
+			        w, (uint64_t)(arg_certified_interval * 1e6));
 		if (arg_timeout > 0)
 			keyring_watch_set_timeout(w, (uint64_t)(arg_timeout * 1e6));
 		printf("watching\n");

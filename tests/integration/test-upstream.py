@@ -11,7 +11,7 @@ is tested here is keyctld and dirmngr, not a keyserver. dirmngr is pointed at it
 (`gpgconf --launch dirmngr`), and `gpgconf --homedir H --kill all` ends it.
 
 Cases: a relied-on key revoked upstream (critical key-revoked-upstream, hint gpg
---refresh-keys), a relied-on key with a subkey revoked upstream, an owned key whose published
+--refresh-keys) whether named, trusted fully or certified by the user, a relied-on key with a subkey revoked upstream, an owned key whose published
 copy lacks a subkey (warning key-stale-upstream, hint gpg --send-keys), an owned key not
 published (nothing above info), an answer holding another key, garbage, an answer over 1 MiB, a revoked key published
 under 5,000 certifications by unknown keys (the 2019 certificate flooding),
@@ -202,6 +202,16 @@ def make_keys(ks, other, user):
     user.gpg('--quick-add-key', alice['fpr'], 'cv25519', 'encr', '1y')
     dave = user.create_key('Dave Unpublished <dave@example.com>')
     k['alice'], k['dave'] = alice['fpr'], dave['fpr']
+    # Grace's key is in no configuration and has no owner trust: Alice certified it
+    # (relied-on-trusted; keyctld's scan after its first listing finds it).
+    grace = other.create_key('Grace Certified <grace@example.net>')
+    user.gpg('--import', input=other.export(grace['fpr']))
+    user.gpg('-u', alice['fpr'], '--quick-sign-key', grace['fpr'])
+    rev = os.path.join(other.home, 'openpgp-revocs.d', grace['fpr'] + '.rev')
+    with open(rev, 'rb') as f:
+        other.gpg('--import', input=f.read().replace(b':-----BEGIN', b'-----BEGIN'))
+    ks.keys[grace['fpr']] = other.export(grace['fpr'])
+    k['grace'] = grace['fpr']
 
     # Relied-on fingerprints whose answers are wrong: another key, garbage, too much.
     k['other'], k['garbage'], k['big'] = 'A' * 40, 'B' * 40, 'C' * 40
@@ -232,6 +242,9 @@ def case_first_check(dm, ks, user, k):
     check(len(f) == 1 and f[0]['level'] == 'critical' and '(relied on)' in f[0]['message'] and
           'your copy does not' in f[0]['message'],
           'a key trusted fully, named nowhere, revoked upstream: critical, relied on', f)
+    f = findings(out, 'key-revoked-upstream', k['grace'])
+    check(len(f) == 1 and f[0]['level'] == 'critical' and '(relied on)' in f[0]['message'],
+          'a key the user certified, named nowhere, revoked upstream: critical, relied on', f)
     f = findings(out, 'key-revoked-upstream', k['carol'])
     check(len(f) == 1 and k['carol_enc'][-16:] in f[0]['message'],
           'a subkey revoked upstream names the subkey', f)
@@ -262,8 +275,8 @@ def case_first_check(dm, ks, user, k):
     check('no OpenPGP key' in log and k['garbage'][:16] in log, 'garbage: an error')
     check('over 1024 KiB' in log, 'over 1 MiB: abandoned, an error')
     asked = sorted(ks.asked)
-    want = sorted(k[n] for n in ('alice', 'dave', 'bob', 'carol', 'erin', 'frank', 'other',
-                                 'garbage', 'big'))
+    want = sorted(k[n] for n in ('alice', 'dave', 'bob', 'carol', 'erin', 'frank', 'grace',
+                                 'other', 'garbage', 'big'))
     check(asked == want, 'one query per key, each key once', asked)
 
 
@@ -299,8 +312,8 @@ def case_slow(dm, ks, user, k, bound):
 
 def case_schedule(ks, user, k):
     """[upstream] interval = 1m over 7 keys: one key per query, some 10 s apart (the floor),
-    the key checked longest ago first, and no burst. relied-on-trusted = no: the key trusted
-    fully is not asked about."""
+    the key checked longest ago first, and no burst. relied-on-trusted = no: the keys trusted
+    fully or certified by the user are not asked about."""
     before = keyring_bytes(user.home)
     conf = ('[upstream]\ninterval = 1m\nrelied-on = %s, %s\nrelied-on-trusted = no\n' %
             (k['bob'], k['carol']))
@@ -321,8 +334,10 @@ def case_schedule(ks, user, k):
         check(st is not None, 'schedule: DaemonInfo has the last check time')
         ks.asked.clear()
         check_upstream(d2)
-        check(k['frank'] not in ks.asked and k['bob'] in ks.asked,
-              'relied-on-trusted = no: the key trusted fully is not asked about', ks.asked)
+        check(k['frank'] not in ks.asked and k['grace'] not in ks.asked and
+              k['bob'] in ks.asked,
+              'relied-on-trusted = no: the keys trusted fully or certified are not asked about',
+              ks.asked)
     finally:
         check(d2.stop() == 0, 'keyctld (scheduled) exits 0', d2.log()[-2000:])
     check(keyring_bytes(user.home) == before, 'schedule: the keyring is unchanged')
@@ -338,7 +353,8 @@ def case_down(dm, ks, user, k):
           % (rc, st['daemon'].get('upstream_error')),
           [(f['rule'], f['key']) for f in st['findings'] if f['rule'].endswith('-upstream')])
     raised = [f for f in st['findings'] if f['rule'].endswith('-upstream') and
-              f['key'] not in (k['bob'], k['carol'], k['alice'], k['erin'], k['frank'])]
+              f['key'] not in (k['bob'], k['carol'], k['alice'], k['erin'], k['frank'],
+                               k['grace'])]
     check(not raised, 'keyserver down: nothing new raised', raised)
     check(keyring_bytes(user.home) == before, 'down: the keyring is unchanged')
 
@@ -357,8 +373,9 @@ def run(ks, other, user):
     ks.slow_s = bound + 6
     try:
         check(dm.start(['--log-level=debug']), 'keyctld starts', dm.log())
-        check(dm.wait(lambda s: len(s['keys']) >= 4, timeout=60) is not None,
-              'keyctld lists the owned and relied-on keys')
+        check(dm.wait(lambda s: any(x['fingerprint'] == k['grace'] and x.get('relied_on')
+                                    for x in s['keys']), timeout=60) is not None,
+              'keyctld lists the owned and relied-on keys, the certified one too')
         case_first_check(dm, ks, user, k)
         case_table(dm, k)
         case_slow(dm, ks, user, k, bound)
