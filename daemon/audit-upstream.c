@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The audit's rules about the keyserver's copies of the owned and relied-on keys (what the last
- * upstream check, watch-upstream.c, brought back): a revocation published but not here, and an
- * owned key whose published copy is behind ours. One function per rule id, each a row of the
- * table in audit.c.
+ * The audit's rules about the published copies of the owned and relied-on keys, the keyserver's
+ * and the Web Key Directory's (what the last upstream check, watch-upstream.c, brought back): a
+ * revocation published but not here, and an owned key whose published copy is behind ours. One
+ * function per rule id, each a row of the table in audit.c.
  *
  * Does not: fetch anything, compare keys itself (upstream-compare.c), or log.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -22,60 +24,111 @@ static const struct key *key_by_fpr(const struct ctx *x, const char *fpr)
 	return NULL;
 }
 
-/* What the keyserver knows and we do not: a revocation. Critical: the key (or a subkey) is
+/* The published copies one result holds: the keyserver's first, then the Web Key Directory's. */
+struct copy {
+	const struct key *key;
+	const char *source;
+};
+
+static size_t copies(const struct upstream_result *u, struct copy out[static 2])
+{
+	size_t n = 0;
+
+	if (u->r == 0)
+		out[n++] = (struct copy){ &u->published, "keyserver" };
+	if (u->wkd_asked && u->wkd_r == 0)
+		out[n++] = (struct copy){ &u->wkd, "Web Key Directory" };
+	return n;
+}
+
+/* "The keyserver's copy", "The Web Key Directory's copy", or both: which of the n copies (bit i
+ * of hit: copy i) say so. */
+static void copies_name(char *buf, size_t size, const struct copy *c, size_t n, unsigned hit)
+{
+	if (n == 2 && hit == 3)
+		snprintf(buf, size, "The %s's and the %s's copies", c[0].source, c[1].source);
+	else
+		snprintf(buf, size, "The %s's copy", c[(hit & 1) ? 0 : 1].source);
+}
+
+/* What a published copy knows and we do not: a revocation. Critical: the key (or a subkey) is
  * still trusted here for encryption or verification. */
 void rule_key_revoked_upstream(struct ctx *x, const struct rule *r)
 {
 	for (size_t i = 0; i < x->daemon->n_upstream; i++) {
 		const struct upstream_result *u = &x->daemon->upstream[i];
 		const struct key *k = key_by_fpr(x, u->fingerprint);
-		char what[64];
+		struct copy c[2];
+		size_t n = copies(u, c);
+		char what[64] = "", who[96];
+		unsigned hit = 0;
 		struct finding *f;
 
-		if (u->r < 0 || !upstream_revoked_news(k, &u->published, what, sizeof(what)))
+		for (size_t j = 0; j < n; j++)
+			if (upstream_revoked_news(k, c[j].key, hit ? NULL : what, sizeof(what)))
+				hit |= 1u << j;
+		if (!hit)
 			continue;
 		f = audit_add(x, r->id, LEVEL_CRITICAL, k, NULL, NULL);
 		if (!f)
 			continue;
+		copies_name(who, sizeof(who), c, n, hit);
 		strcpy_trunc(f->key, sizeof(f->key), u->fingerprint);
-		audit_textf(f->message, sizeof(f->message),
-		            "The keyserver's copy of %s%s shows %s revoked; %s",
+		audit_textf(f->message, sizeof(f->message), "%s of %s%s show%s %s revoked; %s", who,
 		            k ? audit_uid_or_fpr(k) : u->fingerprint,
-		            u->relied_on ? " (relied on)" : "", what,
+		            u->relied_on ? " (relied on)" : "", hit == 3 ? "" : "s", what,
 		            k ? "your copy does not" : "your keyring has no copy");
-		audit_textf(f->hint, sizeof(f->hint), "gpg %s %s",
-		            k ? "--refresh-keys" : "--recv-keys", u->fingerprint);
+		if ((hit & 1) && u->r == 0)
+			audit_textf(f->hint, sizeof(f->hint), "gpg %s %s",
+			            k ? "--refresh-keys" : "--recv-keys", u->fingerprint);
+		else
+			audit_textf(f->hint, sizeof(f->hint), "gpg --locate-external-keys %s",
+			            u->mail);
 	}
 }
 
-/* The mail address in a user id ("Name <a@b.example>" or a bare address), for the WKD hint. */
-static bool uid_has_mail(const char *uid)
-{
-	const char *at = strchr(uid, '@');
-
-	return at && at != uid && at[1] && at[1] != '>';
-}
-
-/* What we have and the keyserver does not: only the owner can publish it. */
+/* What we have and a published copy does not: only the owner can publish it. The WKD is named
+ * in the hint when its copy is behind, or when the key has a mail address and its WKD was not
+ * seen (not asked, or out of reach). */
 void rule_key_stale_upstream(struct ctx *x, const struct rule *r)
 {
 	for (size_t i = 0; i < x->daemon->n_upstream; i++) {
 		const struct upstream_result *u = &x->daemon->upstream[i];
 		const struct key *k = key_by_fpr(x, u->fingerprint);
-		char why[160];
+		struct copy c[2];
+		size_t n = copies(u, c);
+		char why[160] = "", who[96], mail[UPSTREAM_MAIL_MAX];
+		unsigned hit = 0;
+		bool ks, wkd, wkd_unseen;
 		struct finding *f;
 
-		if (u->r < 0 || u->relied_on || !k || !k->has_secret ||
-		    !upstream_stale(k, &u->published, why, sizeof(why)))
+		if (u->relied_on || !k || !k->has_secret)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (upstream_stale(k, c[j].key, hit ? NULL : why, sizeof(why)))
+				hit |= 1u << j;
+		if (!hit)
 			continue;
 		f = audit_add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
 		if (!f)
 			continue;
-		audit_textf(f->message, sizeof(f->message),
-		            "The keyserver's copy of %s is behind: %s", audit_uid_or_fpr(k), why);
-		audit_textf(f->hint, sizeof(f->hint), "gpg --send-keys %s%s", k->fingerprint,
-		            uid_has_mail(k->uid)
-		                    ? "; and update your Web Key Directory (gpg-wks-client)"
-		                    : "");
+		copies_name(who, sizeof(who), c, n, hit);
+		audit_textf(f->message, sizeof(f->message), "%s of %s %s behind: %s", who,
+		            audit_uid_or_fpr(k), hit == 3 ? "are" : "is", why);
+		ks = u->r == 0 && (hit & 1);
+		wkd = (hit & (u->r == 0 ? 2u : 1u)) != 0;
+		wkd_unseen = !u->wkd_asked || (u->wkd_r != 0 && u->wkd_r != -ENOENT);
+		if (wkd)
+			audit_textf(f->hint, sizeof(f->hint),
+			            "%s%s%supdate your Web Key Directory with gpg --export-options "
+			            "export-minimal --export %s",
+			            ks ? "gpg --send-keys " : "", ks ? k->fingerprint : "",
+			            ks ? "; " : "", k->fingerprint);
+		else
+			audit_textf(f->hint, sizeof(f->hint), "gpg --send-keys %s%s",
+			            k->fingerprint,
+			            wkd_unseen && upstream_uid_mail(k->uid, mail, sizeof(mail))
+			                    ? "; and update your Web Key Directory (gpg-wks-client)"
+			                    : "");
 	}
 }

@@ -42,9 +42,13 @@ static void on_upstream_done(struct upstream_watch *w, bool full, void *userdata
 	const struct upstream_result *res;
 	size_t n = upstream_watch_results(w, &res);
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (!isempty(res[i].error))
 			log_info("Upstream copy of %s: %s", res[i].fingerprint, res[i].error);
+		if (res[i].wkd_asked && !isempty(res[i].wkd_error))
+			log_info("Web Key Directory copy of %s: %s", res[i].fingerprint,
+			         res[i].wkd_error);
+	}
 	if (!isempty(upstream_watch_error(w)))
 		log_info("Upstream check incomplete: %s", upstream_watch_error(w));
 	if (nf > 0)
@@ -56,12 +60,11 @@ static void on_upstream_done(struct upstream_watch *w, bool full, void *userdata
 }
 
 /* The owned keys (a secret part here) as listed, then [upstream] relied-on, then the listed keys
- * of others with full or ultimate owner trust: one query each. */
-static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *relied_on)
+ * of others with full or ultimate owner trust or certified by the user: one query each. */
+static size_t upstream_keys_pick(const struct daemon *d, const struct key *keys, size_t n_keys,
+                                 char (*fprs)[FPR_HEX_MAX], bool *relied_on)
 {
-	struct daemon *d = userdata;
-	const struct key *keys;
-	size_t n_keys = model_keys(d->model, &keys), n = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < n_keys && n < UPSTREAM_KEYS_MAX; i++)
 		if (keys[i].has_secret) {
@@ -72,7 +75,8 @@ static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *rel
 		relied_on[n] = true;
 		strcpy_trunc(fprs[n++], FPR_HEX_MAX, d->cfg.relied_on[i]);
 	}
-	/* Then the keys trusted fully or ultimately ([upstream] relied-on-trusted). */
+	/* Then the keys trusted fully or ultimately, or certified ([upstream] relied-on-trusted).
+	 */
 	for (size_t i = 0; i < n_keys && n < UPSTREAM_KEYS_MAX; i++) {
 		bool named = false;
 
@@ -88,10 +92,36 @@ static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *rel
 	return n;
 }
 
+/* The address whose Web Key Directory is asked for fpr: its listed primary user id's, when
+ * [upstream] wkd is on; "" for a key not in the keyring. */
+static void wkd_mail(const struct daemon *d, const struct key *keys, size_t n_keys, const char *fpr,
+                     char *mail)
+{
+	mail[0] = 0;
+	for (size_t i = 0; d->cfg.upstream_wkd && i < n_keys; i++)
+		if (strcasecmp(keys[i].fingerprint, fpr) == 0) {
+			(void)upstream_uid_mail(keys[i].uid, mail, UPSTREAM_MAIL_MAX);
+			return;
+		}
+}
+
+static size_t upstream_keys(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *relied_on,
+                            char (*mails)[UPSTREAM_MAIL_MAX])
+{
+	struct daemon *d = userdata;
+	const struct key *keys;
+	size_t n_keys = model_keys(d->model, &keys);
+	size_t n = upstream_keys_pick(d, keys, n_keys, fprs, relied_on);
+
+	for (size_t i = 0; i < n; i++)
+		wkd_mail(d, keys, n_keys, fprs[i], mails[i]);
+	return n;
+}
+
 int daemon_upstream_request(void *userdata, char *reason, size_t reason_size)
 {
 	struct daemon *d = userdata;
-	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX];
+	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX], mails[UPSTREAM_KEYS_MAX][UPSTREAM_MAIL_MAX];
 	bool relied_on[UPSTREAM_KEYS_MAX];
 	size_t n;
 	int r;
@@ -100,8 +130,9 @@ int daemon_upstream_request(void *userdata, char *reason, size_t reason_size)
 		snprintf(reason, reason_size, "upstream checks are off ([upstream] check = off)");
 		return -EOPNOTSUPP;
 	}
-	n = upstream_keys(d, fprs, relied_on);
-	r = upstream_watch_check(d->upstream, (const char(*)[FPR_HEX_MAX])fprs, relied_on, n, true);
+	n = upstream_keys(d, fprs, relied_on, mails);
+	r = upstream_watch_check(d->upstream, (const char(*)[FPR_HEX_MAX])fprs, relied_on,
+	                         (const char(*)[UPSTREAM_MAIL_MAX])mails, n, true);
 	if (r < 0)
 		snprintf(reason, reason_size, "cannot start the check: %s", strerror(-r));
 	return r;

@@ -225,20 +225,26 @@ static void keys_mark_upstream(struct key *keys, size_t n_keys, const struct ups
                                size_t n_res)
 {
 	for (size_t i = 0; i < n_keys; i++) {
+		const struct upstream_result *u = NULL;
+		char *e = keys[i].upstream_error;
+		size_t size = sizeof(keys[i].upstream_error);
+
 		keys[i].upstream_checked = 0;
-		keys[i].upstream_error[0] = 0;
-		for (size_t j = 0; j < n_res; j++)
-			if (strcasecmp(res[j].fingerprint, keys[i].fingerprint) == 0) {
-				keys[i].upstream_checked = res[j].checked;
-				if (res[j].r == -ENOENT)
-					snprintf(keys[i].upstream_error,
-					         sizeof(keys[i].upstream_error),
-					         "not published on the keyserver");
-				else
-					strcpy_trunc(keys[i].upstream_error,
-					             sizeof(keys[i].upstream_error), res[j].error);
-				break;
-			}
+		e[0] = 0;
+		for (size_t j = 0; j < n_res && !u; j++)
+			if (strcasecmp(res[j].fingerprint, keys[i].fingerprint) == 0)
+				u = &res[j];
+		if (!u)
+			continue;
+		keys[i].upstream_checked = u->checked;
+		if (u->r == -ENOENT)
+			snprintf(e, size, "not published on the keyserver");
+		else
+			strcpy_trunc(e, size, u->error);
+		/* The WKD's side, when asked and it brought no copy this time. */
+		if (u->wkd_asked && !isempty(u->wkd_error))
+			snprintf(e + strlen(e), size - strlen(e), "%s%s", *e ? "; " : "",
+			         u->wkd_error);
 	}
 }
 

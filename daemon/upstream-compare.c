@@ -16,6 +16,30 @@
 void upstream_result_done(struct upstream_result *u)
 {
 	key_done(&u->published);
+	key_done(&u->wkd);
+}
+
+bool upstream_uid_mail(const char *uid, char *buf, size_t size)
+{
+	const char *lt = strrchr(uid, '<'), *start = lt ? lt + 1 : uid, *at, *dot;
+	size_t n = lt ? strcspn(start, ">") : strlen(start);
+
+	if (size > 0)
+		buf[0] = 0;
+	if ((lt && start[n] != '>') || n == 0 || n >= size)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (start[i] <= ' ' || start[i] > '~' || start[i] == '<')
+			return false;
+	at = memchr(start, '@', n);
+	if (!at || at == start || memchr(at + 1, '@', n - (size_t)(at + 1 - start)))
+		return false;
+	dot = memchr(at + 1, '.', n - (size_t)(at + 1 - start));
+	if (!dot || dot == at + 1 || dot == start + n - 1)
+		return false;
+	memcpy(buf, start, n);
+	buf[n] = 0;
+	return true;
 }
 
 static const struct subkey *subkey_find(const struct key *k, const char *fpr)

@@ -15,18 +15,31 @@
 #include "types.h"
 
 #define UPSTREAM_KEYS_MAX 96 /* owned keys and relied-on ones checked in one run */
+/* RFC 5321's longest path, 254 characters, and a NUL. */
+#define UPSTREAM_MAIL_MAX 255
 
-/* One key's last check. */
+/* One key's last check: the keyserver's copy, and the Web Key Directory's when there is a mail
+ * address to ask it for. */
 struct upstream_result {
 	char fingerprint[FPR_HEX_MAX];
 	bool relied_on; /* from [upstream] relied-on: only a revocation matters */
+	char mail[UPSTREAM_MAIL_MAX]; /* whose WKD to ask; "" when none */
 	int r; /* 0: published is the keyserver's copy; -ENOENT: not published; other: failed */
 	int64_t checked; /* epoch seconds */
 	char error[ERROR_TEXT_MAX]; /* why it failed; "" when r is 0 */
 	struct key published; /* when r is 0; owned by the result (key_done()) */
+	bool wkd_asked; /* the rest only then */
+	int wkd_r; /* as r, for the WKD's copy */
+	char wkd_error[ERROR_TEXT_MAX];
+	struct key wkd; /* when wkd_asked and wkd_r is 0 */
 };
 
 void upstream_result_done(struct upstream_result *u);
+
+/* The mail address in a user id ("Name <a@b.example>", or a bare address) into buf: a local
+ * part and a domain with a dot, printable ASCII without spaces. Pure. Returns whether there is
+ * one (buf "" when not). */
+bool upstream_uid_mail(const char *uid, char *buf, size_t size);
 
 /*
  * Whether published reveals a revocation that local (NULL: not in the keyring) lacks: of the key,

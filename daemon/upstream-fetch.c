@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * KS_GET over Assuan to dirmngr (gpgme, GPGME_PROTOCOL_ASSUAN), as `gpg-connect-agent --dirmngr
- * 'KS_GET -- 0xFPR'` would: dirmngr sends the keyserver's answer in D lines and imports nothing
- * (gpg --recv-keys is what imports, on gpg's side). The D lines are collected up to
- * UPSTREAM_DATA_MAX; one byte more and the data callback fails, which makes gpgme cancel the
- * transaction. One query per call, one key per query: the keyserver learns one fingerprint at a
- * time, as with parcimonie.
+ * KS_GET and WKD_GET over Assuan to dirmngr (gpgme, GPGME_PROTOCOL_ASSUAN), as `gpg-connect-agent
+ * --dirmngr 'KS_GET -- 0xFPR'` would: dirmngr sends the keyserver's (or the Web Key Directory's)
+ * answer in D lines and imports nothing (gpg --recv-keys is what imports, on gpg's side). The D
+ * lines are collected up to UPSTREAM_DATA_MAX; one byte more and the data callback fails, which
+ * makes gpgme cancel the transaction. One query per call, one key per query: the keyserver learns
+ * one fingerprint at a time, as with parcimonie; a WKD learns one of its domain's addresses.
  *
  * Does not: import, bound its own time (the caller's worker job does), or log.
  */
@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "gpgconf-run.h"
 #include "gpgme-init.h"
+#include "upstream-compare.h"
 #include "upstream-fetch.h"
 #include "upstream-read.h"
 
@@ -101,13 +102,13 @@ static int dirmngr_reach(const char *home, bool launch, char *sock, size_t size,
 	return 0;
 }
 
-static int ks_get(const char *sock, const char *fpr, struct fetch *f, char *err, size_t errsize)
+/* One command whose answer is key data; source names who answers, for the errors. */
+static int dirmngr_get(const char *sock, const char *cmd, const char *source, struct fetch *f,
+                       char *err, size_t errsize)
 {
 	gpgme_error_t e, op = 0;
 	gpgme_ctx_t ctx = NULL;
-	char cmd[32 + FPR_HEX_MAX];
 
-	snprintf(cmd, sizeof(cmd), "KS_GET -- 0x%s", fpr);
 	e = gpgme_new(&ctx);
 	if (!e)
 		e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_ASSUAN);
@@ -117,7 +118,7 @@ static int ks_get(const char *sock, const char *fpr, struct fetch *f, char *err,
 		e = gpgme_op_assuan_transact_ext(ctx, cmd, on_data, f, NULL, NULL, NULL, NULL, &op);
 	gpgme_release(ctx);
 	if (f->overflow) {
-		snprintf(err, errsize, "the keyserver's answer is over %u KiB, abandoned",
+		snprintf(err, errsize, "%s's answer is over %u KiB, abandoned", source,
 		         UPSTREAM_DATA_MAX / 1024);
 		return -EMSGSIZE;
 	}
@@ -141,7 +142,7 @@ int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *r
                    size_t errsize)
 {
 	struct fetch f = {};
-	char sock[512] = "";
+	char sock[512] = "", cmd[32 + FPR_HEX_MAX];
 	int r;
 
 	gpgme_init_once();
@@ -152,13 +153,65 @@ int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *r
 	r = dirmngr_reach(home, launch, sock, sizeof(sock), err, errsize);
 	if (r < 0)
 		return r;
-	r = ks_get(sock, fpr, &f, err, errsize);
+	snprintf(cmd, sizeof(cmd), "KS_GET -- 0x%s", fpr);
+	r = dirmngr_get(sock, cmd, "the keyserver", &f, err, errsize);
 	if (r == 0 && f.n == 0) {
 		snprintf(err, errsize, "the keyserver has no key %s", fpr);
 		r = -ENOENT;
 	}
 	if (r == 0)
 		r = upstream_read_key(f.buf, f.n, fpr, ret, err, errsize);
+	free(f.buf);
+	return r;
+}
+
+/* An address dirmngr's command line takes as one argument, and a WKD has a hash for. */
+static bool mail_ok(const char *s)
+{
+	size_t n = strlen(s);
+	const char *at = strchr(s, '@');
+
+	if (n == 0 || n >= UPSTREAM_MAIL_MAX || !at || at == s || !at[1])
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '%')
+			return false;
+	return true;
+}
+
+int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool launch,
+                       struct key *ret, char *err, size_t errsize)
+{
+	struct fetch f = {};
+	char sock[512] = "", cmd[32 + UPSTREAM_MAIL_MAX], why[ERROR_TEXT_MAX] = "";
+	const char *domain = strchr(mail, '@');
+	int r;
+
+	gpgme_init_once();
+	if (!fpr_ok(fpr) || !mail_ok(mail)) {
+		snprintf(err, errsize, "'%s' is not a mail address", mail);
+		return -EINVAL;
+	}
+	domain++;
+	r = dirmngr_reach(home, launch, sock, sizeof(sock), err, errsize);
+	if (r < 0)
+		return r;
+	snprintf(cmd, sizeof(cmd), "WKD_GET -- %s", mail);
+	r = dirmngr_get(sock, cmd, "the Web Key Directory", &f, why, sizeof(why));
+	if (r == -ENOENT || (r == 0 && f.n == 0)) {
+		snprintf(err, errsize, "the Web Key Directory of %s has no key for %s", domain,
+		         mail);
+		r = -ENOENT;
+	} else if (r < 0)
+		snprintf(err, errsize, "the Web Key Directory of %s: %s", domain, why);
+	if (r == 0)
+		r = upstream_read_key(f.buf, f.n, fpr, ret, err, errsize);
+	/* Not this key there (a newer one, or someone else's): for this key, not published. */
+	if (r == -EXDEV) {
+		snprintf(err, errsize, "the Web Key Directory of %s serves another key for %s",
+		         domain, mail);
+		r = -ENOENT;
+	}
 	free(f.buf);
 	return r;
 }

@@ -28,3 +28,11 @@
  */
 int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *ret, char *err,
                    size_t errsize);
+
+/*
+ * The same through the Web Key Directory of mail's domain (dirmngr's `WKD_GET -- MAIL`: the
+ * https server of openpgpkey.DOMAIN or DOMAIN, as dirmngr finds it) for the key fpr. -ENOENT also
+ * when the directory serves keys for mail but not fpr; -EINVAL when mail is no address.
+ */
+int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool launch,
+                       struct key *ret, char *err, size_t errsize);

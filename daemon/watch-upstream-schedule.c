@@ -96,7 +96,7 @@ static ssize_t pick(const struct upstream_schedule *s, char (*fprs)[FPR_HEX_MAX]
 static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 {
 	struct upstream_schedule *s = userdata;
-	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX];
+	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX], mails[UPSTREAM_KEYS_MAX][UPSTREAM_MAIL_MAX];
 	bool relied_on[UPSTREAM_KEYS_MAX];
 	size_t n;
 	ssize_t i;
@@ -105,22 +105,23 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 
 	if (upstream_watch_running(s->w))
 		return arm(s, UPSTREAM_TICK_MIN_USEC);
-	n = s->list(s->userdata, fprs, relied_on);
+	n = s->list(s->userdata, fprs, relied_on, mails);
 	pause = upstream_schedule_pause(
 	        &s->backoff_usec,
 	        upstream_result_offline(isempty(s->last) ? NULL : result_of(s->w, s->last)),
 	        s->interval_usec, n);
 	i = pick(s, fprs, n);
 	s->last[0] = 0;
-	if (i >= 0 && upstream_watch_check(s->w, (const char(*)[FPR_HEX_MAX]) & fprs[i],
-	                                   &relied_on[i], 1, false) >= 0)
+	if (i >= 0 &&
+	    upstream_watch_check(s->w, (const char(*)[FPR_HEX_MAX]) & fprs[i], &relied_on[i],
+	                         (const char(*)[UPSTREAM_MAIL_MAX]) & mails[i], 1, false) >= 0)
 		strcpy_trunc(s->last, sizeof(s->last), fprs[i]);
 	return arm(s, jitter(pause));
 }
 
 int upstream_schedule_set(struct upstream_schedule *s, uint64_t interval_usec)
 {
-	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX];
+	char fprs[UPSTREAM_KEYS_MAX][FPR_HEX_MAX], mails[UPSTREAM_KEYS_MAX][UPSTREAM_MAIL_MAX];
 	bool relied_on[UPSTREAM_KEYS_MAX];
 	size_t n;
 
@@ -129,7 +130,7 @@ int upstream_schedule_set(struct upstream_schedule *s, uint64_t interval_usec)
 	if (interval_usec == 0)
 		return sd_event_source_set_enabled(s->timer, SD_EVENT_OFF);
 	/* No burst at each start or reload either: the first key waits its turn like the rest. */
-	n = s->list(s->userdata, fprs, relied_on);
+	n = s->list(s->userdata, fprs, relied_on, mails);
 	return arm(s, jitter(interval_usec / MAX(n, (size_t)1)));
 }
 

@@ -19,8 +19,10 @@
 #define UPSTREAM_TICK_MIN_USEC (10ull * 1000000ull) /* never two queries closer than this */
 #define UPSTREAM_BACKOFF_FIRST_USEC (5ull * 60ull * 1000000ull)
 
-/* The keys to check now (as for CheckUpstream), at most UPSTREAM_KEYS_MAX; returns how many. */
-typedef size_t (*upstream_list_fn)(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *relied_on);
+/* The keys to check now (as for CheckUpstream), at most UPSTREAM_KEYS_MAX, with the address
+ * whose WKD is asked for each ("" none); returns how many. */
+typedef size_t (*upstream_list_fn)(void *userdata, char (*fprs)[FPR_HEX_MAX], bool *relied_on,
+                                   char (*mails)[UPSTREAM_MAIL_MAX]);
 
 struct upstream_schedule;
 

@@ -54,7 +54,7 @@ static int run_job(struct worker_job *base)
 	struct run *j = (struct run *)base;
 
 	for (size_t i = 0; i < j->n; i++) {
-		struct upstream_result u = j->res[i]; /* fingerprint, relied_on: set by the loop */
+		struct upstream_result u = j->res[i]; /* fingerprint, relied_on, mail: the loop's */
 		bool stop;
 
 		pthread_mutex_lock(&j->base.lock);
@@ -64,9 +64,17 @@ static int run_job(struct worker_job *base)
 			break;
 		u.r = upstream_fetch(*j->home ? j->home : NULL, u.fingerprint, j->launch,
 		                     &u.published, u.error, sizeof(u.error));
-		u.checked = (int64_t)time(NULL);
 		if (u.r == 0)
 			u.error[0] = 0;
+		if (!isempty(u.mail)) {
+			u.wkd_asked = true;
+			u.wkd_r = upstream_fetch_wkd(*j->home ? j->home : NULL, u.mail,
+			                             u.fingerprint, j->launch, &u.wkd, u.wkd_error,
+			                             sizeof(u.wkd_error));
+			if (u.wkd_r == 0)
+				u.wkd_error[0] = 0;
+		}
+		u.checked = (int64_t)time(NULL);
 		pthread_mutex_lock(&j->base.lock);
 		stop = j->abandoned;
 		if (!stop) {
@@ -90,9 +98,31 @@ static struct upstream_result *result_find(struct upstream_watch *w, const char 
 	return NULL;
 }
 
+/* The WKD's side of a merged entry: what got brought, unless that is a failure and u (the entry
+ * kept) has a copy from before. */
+static void wkd_merge(struct upstream_result *u, struct upstream_result *got)
+{
+	bool keep = u != got && u->wkd_asked && u->wkd_r == 0 && got->wkd_asked &&
+	            got->wkd_r != 0 && got->wkd_r != -ENOENT;
+
+	if (u == got || !got->wkd_asked)
+		return;
+	if (keep) {
+		strcpy_trunc(u->wkd_error, sizeof(u->wkd_error), got->wkd_error);
+		return;
+	}
+	key_done(&u->wkd);
+	u->wkd = got->wkd;
+	memset(&got->wkd, 0, sizeof(got->wkd));
+	u->wkd_asked = true;
+	u->wkd_r = got->wkd_r;
+	strcpy_trunc(u->wkd_error, sizeof(u->wkd_error), got->wkd_error);
+}
+
 /* Files one run's results: a key asked about replaces its entry, except that a failed fetch
- * keeps the copy fetched before (a revocation seen once stays seen while offline). After a full
- * run, keys not asked about any more go; after the schedule's one-key run, the others stay. */
+ * keeps the copy fetched before (a revocation seen once stays seen while offline), for the
+ * keyserver and the WKD each. After a full run, keys not asked about any more go; after the
+ * schedule's one-key run, the others stay. */
 static void results_merge(struct upstream_watch *w, struct upstream_result *got, size_t n_got,
                           const struct run *j)
 {
@@ -105,17 +135,30 @@ static void results_merge(struct upstream_watch *w, struct upstream_result *got,
 		struct upstream_result *u = &next[n++];
 
 		if (i < n_got && (got[i].r == 0 || got[i].r == -ENOENT || !old || old->r != 0)) {
-			*u = got[i];
-			memset(&got[i], 0, sizeof(got[i]));
+			struct upstream_result prev = {};
+
 			if (old) {
-				upstream_result_done(old);
+				prev = *old;
 				memset(old, 0, sizeof(*old));
 			}
+			*u = got[i];
+			memset(&got[i], 0, sizeof(got[i]));
+			/* The keyserver answered; a WKD out of reach keeps its copy from before. */
+			if (prev.wkd_asked && prev.wkd_r == 0 && u->wkd_asked && u->wkd_r != 0 &&
+			    u->wkd_r != -ENOENT) {
+				key_done(&u->wkd);
+				u->wkd = prev.wkd;
+				u->wkd_r = 0;
+				memset(&prev.wkd, 0, sizeof(prev.wkd));
+			}
+			upstream_result_done(&prev);
 		} else if (old) {
 			*u = *old;
 			memset(old, 0, sizeof(*old));
-			if (i < n_got)
+			if (i < n_got) {
 				strcpy_trunc(u->error, sizeof(u->error), got[i].error);
+				wkd_merge(u, &got[i]);
+			}
 		} else {
 			strcpy_trunc(u->fingerprint, sizeof(u->fingerprint), j->res[i].fingerprint);
 			u->relied_on = j->res[i].relied_on;
@@ -171,8 +214,10 @@ static void run_finish(struct upstream_watch *w)
 		n_got = 0;
 	/* The published keys copied are ours now: the thread must not free them, nor file more.
 	 * The fingerprints stay: results_merge() reads them. */
-	for (size_t i = 0; i < j->n_done; i++)
+	for (size_t i = 0; i < j->n_done; i++) {
 		memset(&j->res[i].published, 0, sizeof(j->res[i].published));
+		memset(&j->res[i].wkd, 0, sizeof(j->res[i].wkd));
+	}
 	j->n_done = 0;
 	j->abandoned = true;
 	pthread_mutex_unlock(&j->base.lock);
@@ -201,7 +246,8 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MAX],
-                         const bool *relied_on, size_t n, bool full)
+                         const bool *relied_on, const char (*mails)[UPSTREAM_MAIL_MAX], size_t n,
+                         bool full)
 {
 	struct run *j;
 	int r;
@@ -221,6 +267,8 @@ int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MA
 	for (size_t i = 0; i < j->n; i++) {
 		strcpy_trunc(j->res[i].fingerprint, FPR_HEX_MAX, fprs[i]);
 		j->res[i].relied_on = relied_on[i];
+		if (mails)
+			strcpy_trunc(j->res[i].mail, UPSTREAM_MAIL_MAX, mails[i]);
 	}
 	r = worker_job_start(&j->base, run_job);
 	if (r < 0)

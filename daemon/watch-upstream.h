@@ -32,13 +32,15 @@ int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, boo
 struct upstream_watch *upstream_watch_free(struct upstream_watch *w);
 
 /*
- * Starts a run over the n fingerprints (relied_on[i]: only a revocation counts), at most
+ * Starts a run over the n fingerprints (relied_on[i]: only a revocation counts; mails[i]: the
+ * address whose Web Key Directory is asked too, "" none; mails may be NULL), at most
  * UPSTREAM_KEYS_MAX. full: every key, the results replace the last full run's (CheckUpstream);
  * while a full run is on, another joins it (returns 0) and a one-key run is refused (-EBUSY). A
  * full run asked for during a one-key run ends that one first. Returns 0 or -errno.
  */
 int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MAX],
-                         const bool *relied_on, size_t n, bool full);
+                         const bool *relied_on, const char (*mails)[UPSTREAM_MAIL_MAX], size_t n,
+                         bool full);
 bool upstream_watch_running(const struct upstream_watch *w);
 
 /* Each key's last result (a failed fetch keeps the copy fetched before it). */

@@ -269,6 +269,17 @@ static int parse_interval(const char *v, unsigned *ret)
 	return -EINVAL;
 }
 
+/* An [upstream] switch: yes or no. */
+static int parse_yes_no(struct parse_ctx *x, const char *name, const char *value, bool *ret)
+{
+	if (!streq(value, "yes") && !streq(value, "no")) {
+		fail(x, "[upstream] %s: '%s' is not yes or no", name, value);
+		return 0;
+	}
+	*ret = streq(value, "yes");
+	return 1;
+}
+
 static int parse_upstream_key(struct parse_ctx *x, const char *name, const char *value)
 {
 	struct config *c = x->c;
@@ -294,14 +305,10 @@ static int parse_upstream_key(struct parse_ctx *x, const char *name, const char 
 	}
 	if (streq(name, "relied-on"))
 		return parse_fprs(x, "[upstream] relied-on", value, c->relied_on, &c->n_relied_on);
-	if (streq(name, "relied-on-trusted")) {
-		if (!streq(value, "yes") && !streq(value, "no")) {
-			fail(x, "[upstream] relied-on-trusted: '%s' is not yes or no", value);
-			return 0;
-		}
-		c->upstream_relied_trusted = streq(value, "yes");
-		return 1;
-	}
+	if (streq(name, "relied-on-trusted"))
+		return parse_yes_no(x, name, value, &c->upstream_relied_trusted);
+	if (streq(name, "wkd"))
+		return parse_yes_no(x, name, value, &c->upstream_wkd);
 	add_warning(x, x->key, "%s:%u: unknown key [upstream] %s, ignoring", x->filename, x->line,
 	            name);
 	return 1;
@@ -445,6 +452,7 @@ void config_init(struct config *c)
 	c->pin_retries_low = 2;
 	c->upstream_check = true;
 	c->upstream_relied_trusted = true;
+	c->upstream_wkd = true;
 	c->upstream_interval_sec = 86400;
 }
 

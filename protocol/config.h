@@ -67,6 +67,7 @@ struct config {
 	unsigned n_relied_on;
 	char relied_on[CONFIG_TRACK_MAX][FPR_HEX_MAX]; /* others' keys whose revocation matters */
 	bool upstream_relied_trusted; /* and the keys with full or ultimate owner trust */
+	bool upstream_wkd; /* also ask the Web Key Directory of each key's mail domain */
 
 	/* [notify] */
 	char renewal_url[URL_MAX];

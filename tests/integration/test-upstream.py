@@ -315,7 +315,8 @@ def case_schedule(ks, user, k):
     the key checked longest ago first, and no burst. relied-on-trusted = no: the keys trusted
     fully or certified by the user are not asked about."""
     before = keyring_bytes(user.home)
-    conf = ('[upstream]\ninterval = 1m\nrelied-on = %s, %s\nrelied-on-trusted = no\n' %
+    conf = ('[upstream]\ninterval = 1m\nrelied-on = %s, %s\nrelied-on-trusted = no\n'
+            'wkd = no\n' %
             (k['bob'], k['carol']))
     d2 = Keyctld(user.env, conf=conf, label='keyctld-schedule')
     d2.env.pop('INVOCATION_ID', None)
@@ -365,7 +366,9 @@ def run(ks, other, user):
         f.write('keyserver hkp://127.0.0.1:%d\n' % ks.port)
     bound = 12
     # A year's interval: no scheduled query falls into these cases (case_schedule has its own).
-    conf = '[upstream]\ninterval = 366d\nrelied-on = %s, %s, %s\nrelied-on = %s, %s, %s\n' % (
+    # wkd = no: the Web Key Directory side is test-upstream-wkd's, in a namespace with its server.
+    conf = ('[upstream]\ninterval = 366d\nwkd = no\n'
+            'relied-on = %s, %s, %s\nrelied-on = %s, %s, %s\n') % (
         k['bob'], k['carol'], k['erin'], k['other'], k['garbage'], k['big'])
     dm = Keyctld(user.env, conf=conf, extra_env={'KEYCTL_UPSTREAM_TIMEOUT': str(bound)},
                  label='keyctld')
@@ -391,6 +394,23 @@ def run(ks, other, user):
         check(not left, 'no scratch GnuPG home left behind', left)
 
 
+def teardown(servers, homes):
+    """Stops the servers and the homes' GnuPG daemons; checks that nothing is left."""
+    for s in servers:
+        try:
+            s.stop()
+        except OSError:
+            pass
+    for home in homes:
+        home.stop()
+        subprocess.run(['gpgconf', '--homedir', home.home, '--kill', 'all'],
+                       capture_output=True)
+    # gpgconf --kill asks; a dirmngr still busy takes a moment to go.
+    wait_until(lambda: not procs.leftovers(), timeout=10)
+    left = procs.leftovers()
+    check(not left, 'no process left behind', left)
+
+
 def main():
     if not KEYCTL_STATUS or not os.path.exists('/usr/bin/dirmngr'):
         print('SKIP: keyctl-status or dirmngr missing')
@@ -401,18 +421,7 @@ def main():
     try:
         run(ks, other, user)
     finally:
-        try:
-            ks.stop()
-        except OSError:
-            pass
-        for home in (user, other):
-            home.stop()
-            subprocess.run(['gpgconf', '--homedir', home.home, '--kill', 'all'],
-                           capture_output=True)
-        # gpgconf --kill asks; a dirmngr still busy takes a moment to go.
-        wait_until(lambda: not procs.leftovers(), timeout=10)
-        left = procs.leftovers()
-        check(not left, 'no process left behind', left)
+        teardown((ks,), (user, other))
     finish()
 
 

@@ -823,6 +823,81 @@ TEST(key_revoked_upstream)
 	world_done(&w);
 }
 
+/* The Web Key Directory's copy counts like the keyserver's: alone, or both named at once. */
+TEST(wkd_copies)
+{
+	struct world w;
+	struct upstream_result *u;
+	const struct finding *f;
+	struct subkey wkd_subs[WORLD_SUBS];
+
+	world_init(&w);
+	u = publish(&w, true);
+	strcpy(u->mail, "alice@example.org");
+	memcpy(wkd_subs, w.subs, sizeof(wkd_subs));
+	u->wkd_asked = true;
+	u->wkd = w.key;
+	u->wkd.subkeys = wkd_subs;
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 0);
+	u->wkd.revoked = true;
+	world_run(&w, NULL);
+	f = get(&w, "key-revoked-upstream");
+	ASSERT_TRUE(strncmp(f->message, "The Web Key Directory's copy of ", 32) == 0);
+	ASSERT_TRUE(strstr(f->message, "shows the key revoked") != NULL);
+	ASSERT_STREQ(f->hint, "gpg --locate-external-keys alice@example.org");
+	u->published.revoked = true;
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 1);
+	f = get(&w, "key-revoked-upstream");
+	ASSERT_TRUE(strncmp(f->message, "The keyserver's and the Web Key Directory's copies of ",
+	                    54) == 0);
+	ASSERT_TRUE(strstr(f->message, "show the key revoked") != NULL);
+	ASSERT_STREQ(f->hint, "gpg --refresh-keys " FPR_PRI);
+	/* The keyserver out of reach: the WKD's copy alone still tells. */
+	u->r = -EHOSTUNREACH;
+	world_run(&w, NULL);
+	ASSERT_TRUE(strncmp(get(&w, "key-revoked-upstream")->message, "The Web Key Directory's",
+	                    23) == 0);
+	u->wkd_r = -ENOENT;
+	world_run(&w, NULL);
+	expect_only(&w, "key-revoked-upstream", 0);
+
+	/* An own key: the WKD's copy lacks a subkey the keyserver's has. */
+	world_reset(&w);
+	u = publish(&w, false);
+	strcpy(u->mail, "alice@example.org");
+	u->wkd_asked = true;
+	u->wkd = w.key;
+	u->wkd.subkeys = wkd_subs;
+	u->wkd.n_subkeys = 3;
+	world_run(&w, NULL);
+	expect_only(&w, "key-stale-upstream", 1);
+	f = get(&w, "key-stale-upstream");
+	ASSERT_TRUE(strncmp(f->message, "The Web Key Directory's copy of ", 32) == 0);
+	ASSERT_TRUE(strstr(f->message, " is behind: ") != NULL);
+	ASSERT_STREQ(f->hint, "update your Web Key Directory with gpg --export-options "
+	                      "export-minimal --export " FPR_PRI);
+	u->published.n_subkeys = 3;
+	world_run(&w, NULL);
+	f = get(&w, "key-stale-upstream");
+	ASSERT_TRUE(strstr(f->message, "copies of ") && strstr(f->message, " are behind: "));
+	ASSERT_TRUE(strncmp(f->hint, "gpg --send-keys " FPR_PRI "; update your Web Key Directory",
+	                    strlen("gpg --send-keys " FPR_PRI "; update your Web")) == 0);
+	/* The keyserver behind, the WKD up to date: no WKD advice; the WKD not seen: the old one.
+	 */
+	u->wkd.n_subkeys = 4;
+	world_run(&w, NULL);
+	ASSERT_STREQ(get(&w, "key-stale-upstream")->hint, "gpg --send-keys " FPR_PRI);
+	u->wkd_r = -ETIMEDOUT;
+	world_run(&w, NULL);
+	ASSERT_TRUE(strstr(get(&w, "key-stale-upstream")->hint, "(gpg-wks-client)") != NULL);
+	u->wkd_r = -ENOENT;
+	world_run(&w, NULL);
+	ASSERT_STREQ(get(&w, "key-stale-upstream")->hint, "gpg --send-keys " FPR_PRI);
+	world_done(&w);
+}
+
 /* Someone else's key listed because the user relies on it (owner trust): its expiry is its
  * owner's business, so no key rule speaks of it; a revocation published upstream still does. The
  * same key tracked by the configuration is watched like an own key. */
@@ -910,6 +985,7 @@ int main(void)
 	RUN(scdaemon_ccid_conflict);
 	RUN(expired_key_one_finding);
 	RUN(key_revoked_upstream);
+	RUN(wkd_copies);
 	RUN(relied_only_key);
 	RUN(key_stale_upstream);
 	return 0;

@@ -335,6 +335,12 @@ TEST(upstream)
 	ASSERT_FALSE(c.upstream_relied_trusted);
 	ASSERT_ERR(parse("[upstream]\nrelied-on-trusted = off\n", &c, err), EINVAL);
 	ASSERT_TRUE(strstr(err, "[upstream] relied-on-trusted") != NULL);
+	ASSERT_OK(parse("", &c, err));
+	ASSERT_TRUE(c.upstream_wkd);
+	ASSERT_OK(parse("[upstream]\nwkd = no\n", &c, err));
+	ASSERT_FALSE(c.upstream_wkd);
+	ASSERT_ERR(parse("[upstream]\nwkd = off\n", &c, err), EINVAL);
+	ASSERT_TRUE(strstr(err, "[upstream] wkd") != NULL);
 	ASSERT_OK(parse("[upstream]\n"
 	                "check = off\n"
 	                "interval = 12h\n"
