@@ -145,11 +145,47 @@ TEST(many_subkeys)
 	free(ps);
 }
 
+/* Which address a key's WKD is asked for: the primary user id's, when it is one. */
+TEST(uid_mail)
+{
+	char m[UPSTREAM_MAIL_MAX];
+	static const char *const none[] = {
+		"Alice",
+		"Alice <alice>",
+		"Alice <@example.org>",
+		"Alice <alice@>",
+		"Alice <alice@localhost>",
+		"Alice <alice@example.org",
+		"<a b@example.org>",
+		"a@b@example.org",
+		"Alice <alice@.org>",
+		"Alice <alice@example.>",
+		"Al <\xc3\xa9@example.org>",
+		"",
+	};
+
+	ASSERT_TRUE(upstream_uid_mail("Alice Owner <alice@example.org>", m, sizeof(m)));
+	ASSERT_STREQ(m, "alice@example.org");
+	ASSERT_TRUE(upstream_uid_mail("bob@example.net", m, sizeof(m)));
+	ASSERT_STREQ(m, "bob@example.net");
+	/* The last <...>: a name may hold a '<' of its own. */
+	ASSERT_TRUE(upstream_uid_mail("C <x> D <carol@mail.example.com>", m, sizeof(m)));
+	ASSERT_STREQ(m, "carol@mail.example.com");
+	for (size_t i = 0; i < ELEMENTSOF(none); i++) {
+		ASSERT_FALSE(upstream_uid_mail(none[i], m, sizeof(m)));
+		ASSERT_STREQ(m, "");
+	}
+	/* Too long for the buffer: none, never cut. */
+	ASSERT_FALSE(upstream_uid_mail("alice@example.org", m, 10));
+	ASSERT_STREQ(m, "");
+}
+
 int main(void)
 {
 	RUN(same_is_quiet);
 	RUN(revoked_upstream);
 	RUN(stale);
 	RUN(many_subkeys);
+	RUN(uid_mail);
 	return 0;
 }
