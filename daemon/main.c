@@ -670,9 +670,14 @@ static void start_keyring(struct daemon *d, const char *home, const char *state_
 		d->keys_listed = true; /* no keyring at all: a card's keys are unknown indeed */
 		start_done(d, START_KEYRING);
 	} else if (d->state) {
+		const char *e = getenv("KEYCTL_CERTIFIED_INTERVAL");
 		char owned[PATH_MAX];
 
 		keyring_watch_set_relied_trusted(d->keyring, relied_trusted(&d->cfg));
+		/* Seconds, tests only: the certification scan's interval (and first delay). */
+		if (!isempty(e))
+			keyring_watch_set_certified_interval(d->keyring,
+			                                     strtoull(e, NULL, 10) * 1000000ull);
 		/* Lets a restart list just the user's own keys (keyring-owned.h). */
 		if (snprintf(owned, sizeof(owned), "%s/owned-keys", state_dir) < (int)sizeof(owned))
 			(void)keyring_watch_set_owned_path(d->keyring, owned);

@@ -83,6 +83,7 @@ struct keyring_watch {
 	char owned_path[PATH_MAX]; /* "" when no file keeps owned across restarts */
 	/* The certification scan: at most one per interval, and only when the keyring changed. */
 	bool scan_next, scanned;
+	uint64_t listed_at; /* CLOCK_MONOTONIC usec of the first listing; 0: none yet */
 	uint64_t scanned_at; /* CLOCK_MONOTONIC usec */
 	int64_t scanned_stamp;
 	uint64_t scan_interval;
@@ -384,10 +385,13 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* After a listing: a scan is due when the relied-on keys are wanted, own keys are known, and
  * the keyring changed since the last scan (or there was none); it runs with the next listing,
- * or at the end of the interval when the last scan was too recent. */
+ * at the end of the interval when the last scan was too recent, and the first one a while after
+ * the first listing (KEYRING_CERTIFIED_FIRST_USEC): a session that just started is busy, and a
+ * keyctld stopped at once must not leave a scan behind (gpg, which gpgme starts with SIGPIPE
+ * ignored, reads on to the end after its reader is gone). */
 static void scan_schedule(struct keyring_watch *w)
 {
-	uint64_t now;
+	uint64_t now, due;
 
 	if (!w->relied_wanted || !w->has_home || w->owned.n_fprs == 0 || w->scan_next)
 		return;
@@ -395,9 +399,12 @@ static void scan_schedule(struct keyring_watch *w)
 		return;
 	if (sd_event_now(w->event, CLOCK_MONOTONIC, &now) < 0)
 		return;
-	if (w->scanned && now < w->scanned_at + w->scan_interval) {
-		(void)arm_timer(w, &w->scan_timer, w->scanned_at + w->scan_interval - now,
-		                on_scan_timer, "keyring-certified");
+	if (!w->listed_at)
+		w->listed_at = now;
+	due = w->scanned ? w->scanned_at + w->scan_interval
+	                 : w->listed_at + MIN(w->scan_interval, KEYRING_CERTIFIED_FIRST_USEC);
+	if (now < due) {
+		(void)arm_timer(w, &w->scan_timer, due - now, on_scan_timer, "keyring-certified");
 		return;
 	}
 	w->scan_next = true;

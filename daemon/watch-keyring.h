@@ -23,6 +23,8 @@
 /* The scan for keys own keys certified reads every signature in the keyring (0.6 s at 10,000
  * keys): after a change, at most once in this long. */
 #define KEYRING_CERTIFIED_INTERVAL_USEC (10ull * 60u * 1000u * 1000u)
+/* The first scan waits this long after the first listing (or the interval, when shorter). */
+#define KEYRING_CERTIFIED_FIRST_USEC (60ull * 1000u * 1000u)
 
 /* One refresh's outcome. The callback may take keys (set it to NULL); the rest is freed after. */
 struct keyring_result {
@@ -65,8 +67,9 @@ int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path);
 int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, size_t n_track);
 /* Whether the listings add the keys with full or ultimate owner trust, and the keys an own key
  * certified, as relied on (struct key's relied_on); applies from the next listing. The certified
- * keys come from a scan after a listing (keyring-certified.c), then listed again: after the first
- * listing, and after a change of the public keys at most once per interval (tests shorten it). */
+ * keys come from a scan after a listing (keyring-certified.c), then listed again: a minute after
+ * the first listing, and after a change of the public keys at most once per interval (tests
+ * shorten both: the first wait is the interval when that is shorter). */
 void keyring_watch_set_relied_trusted(struct keyring_watch *w, bool on);
 void keyring_watch_set_certified_interval(struct keyring_watch *w, uint64_t usec);
 /* For tests: another gpg binary, another listing timeout. Apply before the loop runs. */

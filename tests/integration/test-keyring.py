@@ -471,9 +471,9 @@ def test_relied():
     way, keys = listing("--relied", track=(bob,))
     check(keys[bob]["tracked"] == "1", "relied: a tracked key stays tracked")
 
-    # Three results: the first listing, the one after the certification scan (which finds
-    # nothing here), and the one after the change below (which the scan's may already see).
-    p = subprocess.Popen([DUMP, "--watch", "3", "--relied", h], stdout=subprocess.PIPE,
+    # The certification scan waits a minute after the first listing: the next result is the
+    # change's.
+    p = subprocess.Popen([DUMP, "--watch", "2", "--relied", h], stdout=subprocess.PIPE,
                          text=True)
     pids.append(p)
     deadline = time.time() + 30
@@ -484,8 +484,8 @@ def test_relied():
     time.sleep(0.01)  # a new mtime for trustdb.gpg
     gpg(h, "--import-ownertrust", input="%s:6:\n" % carl)
     gpg(h, "--quick-set-expire", alice, "3y")  # a keyring change: the next listing
-    seen = [read_result(p, deadline) for _ in range(2)]
-    check(any(carl in ln and "relied=1" in ln for ln in seen[-1]),
+    second = read_result(p, deadline)
+    check(any(carl in ln and "relied=1" in ln for ln in second),
           "relied: Carl's new ultimate trust is seen by the next listing")
     check(p.wait(timeout=10) == 0, "relied: watch exits cleanly")
 
@@ -502,11 +502,12 @@ def watch_until(p, deadline, want, what):
 
 def test_certified():
     """relied-on-trusted also lists the keys an own key certified, as a watch's scan after a
-    listing finds them: Dan (certified), Erin (certified locally) are relied on; Fay (certified
+    listing finds them (the first a while after the first listing: 2 s here, the interval, as it
+    is shorter than a minute): Dan (certified), Erin (certified locally) are relied on; Fay (certified
     by someone else), Gus (Alice's certification revoked after it) and Hal (certified by nobody)
     are not. (A certification claiming Alice as issuer that does not verify is
     test-keyring-certified's case: a '-' from gpg --check-sigs.) A certification made while the watch
-    runs is found by the next scan (interval 1 s here, 10 min in keyctld). Without relied-on-
+    runs is found by the next scan (interval 2 s here, 10 min in keyctld). Without relied-on-
     trusted nothing is scanned."""
     h = new_home("certified")
     other = new_home("certified-other")
@@ -523,14 +524,20 @@ def test_certified():
     gpg(h, "--import", input=gpg(other, "--armor", "--export", hal))
     relied = lambda ln, f: any(f in x and "relied=1" in x for x in ln)  # noqa: E731
 
-    p = subprocess.Popen([DUMP, "--watch", "6", "--relied", "--certified-interval", "1", h],
+    p = subprocess.Popen([DUMP, "--watch", "6", "--relied", "--certified-interval", "2", h],
                          stdout=subprocess.PIPE, text=True)
     pids.append(p)
     deadline = time.time() + 60
     stop = threading.Timer(60, p.kill)  # a watch that goes quiet must not block readline
     stop.start()
     check(p.stdout.readline().strip() == "watching", "certified: watch started")
+    first = read_result(p, deadline)
+    t_first = time.monotonic()
+    check(not relied(first, dan), "certified: the first listing does not wait for the scan")
     lines = watch_until(p, deadline, lambda ln: relied(ln, dan), "Dan relied on")
+    waited = time.monotonic() - t_first
+    check(waited >= 1.8, "certified: the first scan waits (the interval, 2 s here): %.1f s" %
+          waited)
     check(relied(lines, erin), "certified: a local certification counts (Erin)")
     check(not any(f in x for x in lines for f in (fay, gus, hal)),
           "certified: not Fay (another's certification), Gus (revoked), Hal (not certified)")
