@@ -153,17 +153,26 @@ def main():
                           subkeys={'sig': 0, 'enc': 1, 'aut': 5})
         b = kr.create_key(uid='Bob Tester <bob@example.org>', subkeys={'sig': 20, 'enc': 400})
         a['uid'], b['uid'] = 'Alice Tester <alice@example.org>', 'Bob Tester <bob@example.org>'
+        # Carl's key is someone else's that the user relies on (the ultimate owner trust gpg
+        # gave it stays after its secret part goes): its subkey expiring in 3 days is its
+        # owner's business, so no popup may speak of it (key_relied_only()); the count of
+        # popups below would show one.
+        c = kr.create_key(uid='Carl Relied <carl@example.org>', subkeys={'sig': 3})
+        kr.gpg('--delete-secret-keys', c['fpr'])
         prof = kr.card_profile(a, base='yubikey5nfc')
         pcscd.card(prof)
         pcscd.wait_card(True)
         kr.stubs_from_card(a)
         e = Env(kr)
         e.start_daemon()
-        st = wait_until(lambda: (lambda s: s if s and len(s.get('keys', [])) >= 2 and
+        st = wait_until(lambda: (lambda s: s if s and len(s.get('keys', [])) >= 3 and
                                  s.get('tokens') else None)(e.status()), timeout=30)
         if not st:
             print('SKIP: keyctld did not list the keys and the card (daemon not wired yet?)')
             return 77
+        carl = [k for k in st['keys'] if k['fingerprint'] == c['fpr']]
+        check(len(carl) == 1 and carl[0].get('relied_on') and not carl[0]['has_secret'],
+              'Carl is listed as relied on only', carl)
         levels = {s['fingerprint']: s for k in st['keys'] for s in k['subkeys']}
         tok = {t['id']: t for t in st['tokens']}
 
