@@ -273,19 +273,6 @@ static int scan_run(const char *home, const char *gpg_path, struct keyring_cance
 	return e ? -EIO : 0;
 }
 
-/* gpgme's gpg, as a listing context without a gpg of its own uses it. */
-static const char *default_gpg(void)
-{
-	gpgme_engine_info_t i = NULL;
-
-	if (gpgme_get_engine_info(&i))
-		return NULL;
-	for (; i; i = i->next)
-		if (i->protocol == GPGME_PROTOCOL_OpenPGP)
-			return i->file_name;
-	return NULL;
-}
-
 static int newest_first(const void *a, const void *b)
 {
 	const struct certified *x = a, *y = b;
@@ -309,11 +296,9 @@ int certified_read(const char *home, const char *gpg_path, struct keyring_cancel
 		return -ENOMEM;
 	if (n_own == 0)
 		return 0;
-	gpgme_init_once();
-	if (!gpg_path)
-		gpg_path = default_gpg();
 	if (!gpg_path)
 		return -ENOENT;
+	gpgme_init_once();
 	certified_scan_init(s, own, n_own, now, false);
 	r = scan_run(home, gpg_path, cancel, "--list-sigs", NULL, 0, s);
 	if (r < 0 || s->n_found == 0)

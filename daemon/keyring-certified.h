@@ -5,8 +5,8 @@
  * two gpg runs. `gpg --fast-list-mode --list-sigs` over the whole keyring names the candidates
  * (0.6 s at 10,000 keys) but checks no signature, so anyone can claim an issuer; `--check-sigs`
  * over the candidates alone (at most CERTIFIED_MAX) keeps those whose certification gpg verifies.
- * A scan over every signature of every key is too slow for each listing: watch-keyring.c runs it
- * after a listing, rate-limited, and the next listing names what it found.
+ * A scan over every signature of every key is too slow for each listing: watch-keyring.c asks for
+ * one, rate-limited, and keyring-list.c runs it before the listing that names what it found.
  *
  * The output is read as it comes, line by line, never whole: a keyring with flooded keys prints
  * hundreds of megabytes, and keyctld's memory must not follow it.
@@ -67,8 +67,8 @@ void certified_scan_finish(struct certified_scan *s);
 
 /* Runs both gpg passes in home and leaves the keys whose own-key certification gpg verified in
  * ret (at most CERTIFIED_MAX), newest first. cancel (may be NULL) can stop gpg from another
- * thread; gpg_path NULL is gpgme's default gpg. -ECANCELED; -EIO when gpg failed; -ENOENT without
- * a gpg. */
+ * thread; gpg_path is the listing context's gpg. -ECANCELED; -EIO when gpg failed; -ENOENT
+ * without a gpg. */
 struct keyring_cancel;
 int certified_read(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
                    const char (*own)[FPR_HEX_MAX], size_t n_own, int64_t now,

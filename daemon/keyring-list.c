@@ -25,6 +25,7 @@
 #include "fileio.h"
 #include "gpg-conf.h"
 #include "gpgme-cleanup.h"
+#include "keyring-certified.h"
 #include "gpgme-init.h"
 #include "keyring-list.h"
 #include "keyring-owned.h"
@@ -853,6 +854,33 @@ static bool relied_in(const struct keyring_owned *owned, const char *fpr)
 	return false;
 }
 
+_Static_assert(CERTIFIED_MAX <= KEYRING_RELIED_MAX, "the scan's keys fit in keyring_owned");
+
+/* Scans for the keys own keys certified when owned asks for it (scan_certified), before the
+ * listing, so that the listing names them; owned's fingerprints are the last listing's. A failed
+ * scan keeps what the last one found. */
+static int certified_update(const char *home, const char *gpg_path, struct keyring_cancel *cancel,
+                            struct keyring_owned *owned)
+{
+	struct certified found[CERTIFIED_MAX];
+	size_t n = 0;
+	int r;
+
+	if (!owned || !owned->scan_certified || !owned->relied_wanted)
+		return 0;
+	owned->scan_certified = false;
+	r = certified_read(home, gpg_path, cancel, (const char(*)[FPR_HEX_MAX])owned->fprs,
+	                   owned->n_fprs, (int64_t)time(NULL), found, &n);
+	if (r == -ECANCELED || r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		strcpy_trunc(owned->certified[i], FPR_HEX_MAX, found[i].fpr);
+	owned->n_certified = n;
+	return 0;
+}
+
 /* The fingerprints to list besides the owned ones: track, then the relied-on keys of owned not
  * among them. *ret is malloc'd; its strings point into track and owned. */
 static int track_with_relied(const char *const *track, size_t n_track,
@@ -956,6 +984,9 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 	int r;
 
 	r = ctx_setup(home, gpg_path, &ctx, err, errsize);
+	if (r < 0)
+		return r;
+	r = certified_update(home, ctx_gpg(ctx), cancel, owned);
 	if (r < 0)
 		return r;
 	if (owned && home) {

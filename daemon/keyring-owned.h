@@ -43,8 +43,10 @@ struct keyring_owned {
 	int64_t trustdb_mtime_ns;
 	size_t n_relied;
 	char relied[KEYRING_RELIED_MAX][FPR_HEX_MAX];
-	/* Not in the file: the keys an own key certified, as the keyring watch's last scan found
-	 * them (keyring-certified.c), listed as relied on while relied_wanted. */
+	/* Not in the file: the keys an own key certified, as the last scan found them
+	 * (keyring-certified.c), listed as relied on while relied_wanted. scan_certified (in) asks
+	 * the listing to scan first; the keyring watch decides when (watch-keyring.c). */
+	bool scan_certified;
 	size_t n_certified;
 	char certified[KEYRING_RELIED_MAX][FPR_HEX_MAX];
 };

@@ -28,7 +28,6 @@
 
 #include "fileio.h"
 #include "gpg-conf.h"
-#include "keyring-certified.h"
 #include "loop-wake.h"
 #include "path-wait.h"
 #include "watch-keyring.h"
@@ -44,7 +43,6 @@ struct job {
 	/* In: what the watch knew (load: read the file first). Out: what this listing learnt. */
 	struct keyring_owned owned;
 	bool full, load_owned;
-	bool scan; /* look for the keys own keys certified first (keyring-certified.c) */
 	char owned_path[PATH_MAX];
 	struct keyring_result res;
 	bool timed_out;
@@ -90,8 +88,6 @@ struct keyring_watch {
 	sd_event_source *scan_timer;
 };
 
-_Static_assert(CERTIFIED_MAX <= KEYRING_RELIED_MAX, "the scan's keys fit in keyring_owned");
-
 static void job_free(struct job *j)
 {
 	if (!j)
@@ -100,23 +96,6 @@ static void job_free(struct job *j)
 	loop_wake_unref(j->wake);
 	pthread_mutex_destroy(&j->cancel.lock);
 	free(j);
-}
-
-/* Before the listing, so that it lists what the scan found. A failed scan keeps what the last
- * one found: the next change of the keyring scans again. */
-static void job_scan(struct job *j)
-{
-	struct certified found[CERTIFIED_MAX];
-	size_t n = 0;
-
-	if (!j->scan || !j->owned.relied_wanted ||
-	    certified_read(j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path,
-	                   &j->cancel, (const char(*)[FPR_HEX_MAX])j->owned.fprs, j->owned.n_fprs,
-	                   (int64_t)time(NULL), found, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		strcpy_trunc(j->owned.certified[i], FPR_HEX_MAX, found[i].fpr);
-	j->owned.n_certified = n;
 }
 
 static void *job_run(void *arg)
@@ -129,7 +108,6 @@ static void *job_run(void *arg)
 		track[i] = j->track[i];
 	if (j->load_owned && !isempty(j->owned_path))
 		(void)keyring_owned_load(j->owned_path, &j->owned);
-	job_scan(j);
 	j->res.error = keyring_list_owned(
 	        j->has_home ? j->home : NULL, isempty(j->gpg_path) ? NULL : j->gpg_path, track,
 	        j->n_track, &j->cancel, &j->owned, j->full, &j->res.way, &j->res.keys,
@@ -496,8 +474,8 @@ static int refresh(struct keyring_watch *w)
 	j->load_owned = !w->owned_known;
 	j->full = w->full_next;
 	w->full_next = false;
-	if (w->scan_next && w->has_home) {
-		j->scan = true;
+	j->owned.scan_certified = w->scan_next && w->has_home;
+	if (j->owned.scan_certified) {
 		w->scan_next = false;
 		w->scanned = true;
 		w->scanned_stamp = keyring_stamp(w->home);
