@@ -98,25 +98,26 @@ static struct upstream_result *result_find(struct upstream_watch *w, const char 
 	return NULL;
 }
 
-/* The WKD's side of a merged entry: what got brought, unless that is a failure and u (the entry
- * kept) has a copy from before. */
-static void wkd_merge(struct upstream_result *u, struct upstream_result *got)
+/* The WKD's side of the merged entry u: this run's (fresh), unless it could not reach the WKD and
+ * the entry from before has a copy, which then stays, with this run's error. u is fresh or before
+ * itself (their other fields chosen by the keyserver's side); the copy kept is moved into u. */
+static void wkd_settle(struct upstream_result *u, struct upstream_result *fresh,
+                       struct upstream_result *before)
 {
-	bool keep = u != got && u->wkd_asked && u->wkd_r == 0 && got->wkd_asked &&
-	            got->wkd_r != 0 && got->wkd_r != -ENOENT;
+	bool keep = before->wkd_asked && before->wkd_r == 0 && fresh->wkd_asked &&
+	            fresh->wkd_r != 0 && fresh->wkd_r != -ENOENT;
+	struct upstream_result *src = keep ? before : fresh;
+	char error[ERROR_TEXT_MAX];
 
-	if (u == got || !got->wkd_asked)
-		return;
-	if (keep) {
-		strcpy_trunc(u->wkd_error, sizeof(u->wkd_error), got->wkd_error);
-		return;
+	strcpy_trunc(error, sizeof(error), fresh->wkd_error);
+	if (src != u) {
+		key_done(&u->wkd);
+		u->wkd = src->wkd;
+		memset(&src->wkd, 0, sizeof(src->wkd));
+		u->wkd_asked = src->wkd_asked;
+		u->wkd_r = src->wkd_r;
 	}
-	key_done(&u->wkd);
-	u->wkd = got->wkd;
-	memset(&got->wkd, 0, sizeof(got->wkd));
-	u->wkd_asked = true;
-	u->wkd_r = got->wkd_r;
-	strcpy_trunc(u->wkd_error, sizeof(u->wkd_error), got->wkd_error);
+	strcpy_trunc(u->wkd_error, sizeof(u->wkd_error), error);
 }
 
 /* Files one run's results: a key asked about replaces its entry, except that a failed fetch
@@ -135,29 +136,19 @@ static void results_merge(struct upstream_watch *w, struct upstream_result *got,
 		struct upstream_result *u = &next[n++];
 
 		if (i < n_got && (got[i].r == 0 || got[i].r == -ENOENT || !old || old->r != 0)) {
-			struct upstream_result prev = {};
-
-			if (old) {
-				prev = *old;
-				memset(old, 0, sizeof(*old));
-			}
 			*u = got[i];
 			memset(&got[i], 0, sizeof(got[i]));
-			/* The keyserver answered; a WKD out of reach keeps its copy from before. */
-			if (prev.wkd_asked && prev.wkd_r == 0 && u->wkd_asked && u->wkd_r != 0 &&
-			    u->wkd_r != -ENOENT) {
-				key_done(&u->wkd);
-				u->wkd = prev.wkd;
-				u->wkd_r = 0;
-				memset(&prev.wkd, 0, sizeof(prev.wkd));
+			if (old) {
+				wkd_settle(u, u, old);
+				upstream_result_done(old);
+				memset(old, 0, sizeof(*old));
 			}
-			upstream_result_done(&prev);
 		} else if (old) {
 			*u = *old;
 			memset(old, 0, sizeof(*old));
 			if (i < n_got) {
 				strcpy_trunc(u->error, sizeof(u->error), got[i].error);
-				wkd_merge(u, &got[i]);
+				wkd_settle(u, &got[i], u);
 			}
 		} else {
 			strcpy_trunc(u->fingerprint, sizeof(u->fingerprint), j->res[i].fingerprint);
