@@ -24,31 +24,24 @@ static const struct key *key_by_fpr(const struct ctx *x, const char *fpr)
 	return NULL;
 }
 
-/* The published copies one result holds: the keyserver's first, then the Web Key Directory's. */
-struct copy {
-	const struct key *key;
-	const char *source;
-};
+/* The published copies one result holds, by source (NULL: none this time). A rule sets bit
+ * 1 << SOURCE in its hits for each copy that shows what it looks for. */
+enum { KEYSERVER, WKD, SOURCES };
 
-static size_t copies(const struct upstream_result *u, struct copy out[static 2])
+static void copies(const struct upstream_result *u, const struct key *c[static SOURCES])
 {
-	size_t n = 0;
-
-	if (u->r == 0)
-		out[n++] = (struct copy){ &u->published, "keyserver" };
-	if (u->wkd_asked && u->wkd_r == 0)
-		out[n++] = (struct copy){ &u->wkd, "Web Key Directory" };
-	return n;
+	c[KEYSERVER] = u->r == 0 ? &u->published : NULL;
+	c[WKD] = u->wkd_asked && u->wkd_r == 0 ? &u->wkd : NULL;
 }
 
-/* "The keyserver's copy", "The Web Key Directory's copy", or both: which of the n copies (bit i
- * of hit: copy i) say so. */
-static void copies_name(char *buf, size_t size, const struct copy *c, size_t n, unsigned hit)
+/* "The keyserver's copy", "The Web Key Directory's copy", or both: the copies that hit. */
+static void copies_name(char *buf, size_t size, unsigned hit)
 {
-	if (n == 2 && hit == 3)
-		snprintf(buf, size, "The %s's and the %s's copies", c[0].source, c[1].source);
+	if (hit == (1u << KEYSERVER | 1u << WKD))
+		snprintf(buf, size, "The keyserver's and the Web Key Directory's copies");
 	else
-		snprintf(buf, size, "The %s's copy", c[(hit & 1) ? 0 : 1].source);
+		snprintf(buf, size, "The %s's copy",
+		         hit & 1u << KEYSERVER ? "keyserver" : "Web Key Directory");
 }
 
 /* What a published copy knows and we do not: a revocation. Critical: the key (or a subkey) is
@@ -58,27 +51,27 @@ void rule_key_revoked_upstream(struct ctx *x, const struct rule *r)
 	for (size_t i = 0; i < x->daemon->n_upstream; i++) {
 		const struct upstream_result *u = &x->daemon->upstream[i];
 		const struct key *k = key_by_fpr(x, u->fingerprint);
-		struct copy c[2];
-		size_t n = copies(u, c);
+		const struct key *c[SOURCES];
 		char what[64] = "", who[96];
 		unsigned hit = 0;
 		struct finding *f;
 
-		for (size_t j = 0; j < n; j++)
-			if (upstream_revoked_news(k, c[j].key, hit ? NULL : what, sizeof(what)))
+		copies(u, c);
+		for (int j = 0; j < SOURCES; j++)
+			if (c[j] && upstream_revoked_news(k, c[j], hit ? NULL : what, sizeof(what)))
 				hit |= 1u << j;
 		if (!hit)
 			continue;
 		f = audit_add(x, r->id, LEVEL_CRITICAL, k, NULL, NULL);
 		if (!f)
 			continue;
-		copies_name(who, sizeof(who), c, n, hit);
+		copies_name(who, sizeof(who), hit);
 		strcpy_trunc(f->key, sizeof(f->key), u->fingerprint);
 		audit_textf(f->message, sizeof(f->message), "%s of %s%s show%s %s revoked; %s", who,
 		            k ? audit_uid_or_fpr(k) : u->fingerprint,
-		            u->relied_on ? " (relied on)" : "", hit == 3 ? "" : "s", what,
+		            u->relied_on ? " (relied on)" : "", hit == 3u ? "" : "s", what,
 		            k ? "your copy does not" : "your keyring has no copy");
-		if ((hit & 1) && u->r == 0)
+		if (hit & 1u << KEYSERVER)
 			audit_textf(f->hint, sizeof(f->hint), "gpg %s %s",
 			            k ? "--refresh-keys" : "--recv-keys", u->fingerprint);
 		else
@@ -95,8 +88,7 @@ void rule_key_stale_upstream(struct ctx *x, const struct rule *r)
 	for (size_t i = 0; i < x->daemon->n_upstream; i++) {
 		const struct upstream_result *u = &x->daemon->upstream[i];
 		const struct key *k = key_by_fpr(x, u->fingerprint);
-		struct copy c[2];
-		size_t n = copies(u, c);
+		const struct key *c[SOURCES];
 		char why[160] = "", who[96], mail[UPSTREAM_MAIL_MAX];
 		unsigned hit = 0;
 		bool ks, wkd, wkd_unseen;
@@ -104,19 +96,20 @@ void rule_key_stale_upstream(struct ctx *x, const struct rule *r)
 
 		if (u->relied_on || !k || !k->has_secret)
 			continue;
-		for (size_t j = 0; j < n; j++)
-			if (upstream_stale(k, c[j].key, hit ? NULL : why, sizeof(why)))
+		copies(u, c);
+		for (int j = 0; j < SOURCES; j++)
+			if (c[j] && upstream_stale(k, c[j], hit ? NULL : why, sizeof(why)))
 				hit |= 1u << j;
 		if (!hit)
 			continue;
 		f = audit_add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
 		if (!f)
 			continue;
-		copies_name(who, sizeof(who), c, n, hit);
+		copies_name(who, sizeof(who), hit);
 		audit_textf(f->message, sizeof(f->message), "%s of %s %s behind: %s", who,
-		            audit_uid_or_fpr(k), hit == 3 ? "are" : "is", why);
-		ks = u->r == 0 && (hit & 1);
-		wkd = (hit & (u->r == 0 ? 2u : 1u)) != 0;
+		            audit_uid_or_fpr(k), hit == 3u ? "are" : "is", why);
+		ks = hit & 1u << KEYSERVER;
+		wkd = hit & 1u << WKD;
 		wkd_unseen = !u->wkd_asked || (u->wkd_r != 0 && u->wkd_r != -ENOENT);
 		if (wkd)
 			audit_textf(f->hint, sizeof(f->hint),
