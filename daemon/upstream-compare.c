@@ -29,7 +29,7 @@ bool upstream_uid_mail(const char *uid, char *buf, size_t size)
 	if ((lt && start[n] != '>') || n == 0 || n >= size)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (start[i] <= ' ' || start[i] > '~' || start[i] == '<')
+		if (start[i] <= ' ' || start[i] > '~' || start[i] == '<' || start[i] == '%')
 			return false;
 	at = memchr(start, '@', n);
 	if (!at || at == start || memchr(at + 1, '@', n - (size_t)(at + 1 - start)))

@@ -37,7 +37,8 @@ struct upstream_result {
 void upstream_result_done(struct upstream_result *u);
 
 /* The mail address in a user id ("Name <a@b.example>", or a bare address) into buf: a local
- * part and a domain with a dot, printable ASCII without spaces. Pure. Returns whether there is
+ * part and a domain with a dot, printable ASCII without spaces or '%' (Assuan's escape: the
+ * address goes on dirmngr's command line as it is). Pure. Returns whether there is
  * one (buf "" when not). */
 bool upstream_uid_mail(const char *uid, char *buf, size_t size);
 

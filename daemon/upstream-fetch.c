@@ -165,30 +165,18 @@ int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *r
 	return r;
 }
 
-/* An address dirmngr's command line takes as one argument, and a WKD has a hash for. */
-static bool mail_ok(const char *s)
-{
-	size_t n = strlen(s);
-	const char *at = strchr(s, '@');
-
-	if (n == 0 || n >= UPSTREAM_MAIL_MAX || !at || at == s || !at[1])
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] > '~' || s[i] == '%')
-			return false;
-	return true;
-}
-
 int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool launch,
                        struct key *ret, char *err, size_t errsize)
 {
 	struct fetch f = {};
 	char sock[512] = "", cmd[32 + UPSTREAM_MAIL_MAX], why[ERROR_TEXT_MAX] = "";
+	char m[UPSTREAM_MAIL_MAX];
 	const char *domain = strchr(mail, '@');
 	int r;
 
 	gpgme_init_once();
-	if (!fpr_ok(fpr) || !mail_ok(mail)) {
+	/* A bare address is its own user id: what upstream_uid_mail() takes goes on the line. */
+	if (!fpr_ok(fpr) || !upstream_uid_mail(mail, m, sizeof(m)) || !streq(m, mail)) {
 		snprintf(err, errsize, "'%s' is not a mail address", mail);
 		return -EINVAL;
 	}

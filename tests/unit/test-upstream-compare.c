@@ -162,6 +162,7 @@ TEST(uid_mail)
 		"Alice <alice@example.>",
 		"Al <\xc3\xa9@example.org>",
 		"",
+		"a%b@example.org",
 	};
 
 	ASSERT_TRUE(upstream_uid_mail("Alice Owner <alice@example.org>", m, sizeof(m)));
