@@ -8,22 +8,13 @@
 #include <strings.h>
 
 #include "keyring-certified.h"
+#include "fuzz-in-input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char own[][FPR_HEX_MAX] = { "9EAE7EF6C415D55B51F87437088D20DB57E417A2",
 	                                 "66685D0A7804530DEBBD3C7743108B614CF9256C66685D0A78045"
 	                                 "30DEBBD3C77" };
-
-static bool in_input(const uint8_t *data, size_t size, const char *fpr)
-{
-	size_t len = strlen(fpr);
-
-	for (size_t i = 0; i + len <= size; i++)
-		if (strncasecmp((const char *)data + i, fpr, len) == 0)
-			return true;
-	return false;
-}
 
 static void check(const struct certified_scan *s, const uint8_t *data, size_t size)
 {

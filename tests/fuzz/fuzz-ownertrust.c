@@ -9,18 +9,9 @@
 #include <strings.h>
 
 #include "keyring-ownertrust.h"
+#include "fuzz-in-input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool in_input(const uint8_t *data, size_t size, const char *fpr)
-{
-	size_t len = strlen(fpr);
-
-	for (size_t i = 0; i + len <= size; i++)
-		if (strncasecmp((const char *)data + i, fpr, len) == 0)
-			return true;
-	return false;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
