@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* See server-cache.h. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec.h"
 #include "server-cache.h"
@@ -29,6 +32,39 @@ static int build(const struct model *m, enum server_reply kind, json_object **re
 	}
 }
 
+/* Where the value after `key` starts in msg, or NULL. A key's quotes are never escaped and a
+ * string's always are, so the first match is the key (only DaemonInfo has these). */
+static char *value_of(char *msg, const char *key)
+{
+	char *v = strstr(msg, key);
+
+	return v ? v + strlen(key) : NULL;
+}
+
+/* Writes `now` over the old second in the built GetStatus reply: the only part of it that moves
+ * between model changes. False when it cannot be done in place (a field missing, or the number
+ * grew a digit); the caller builds anew. */
+static bool patch_now(struct server_cache_entry *e, int64_t now)
+{
+	char iso[CODEC_TIME_MAX], old[32], num[32];
+	char *s = value_of(e->msg, "\"now\":\""), *d = value_of(e->msg, "\"now_epoch\":");
+	size_t ni;
+	int nn, no;
+
+	if (!s || !d || codec_format_time(now, iso, sizeof(iso)) < 0)
+		return false;
+	ni = strlen(iso);
+	nn = snprintf(num, sizeof(num), "%" PRId64, now);
+	no = snprintf(old, sizeof(old), "%" PRId64, e->now);
+	if (strncmp(d, old, (size_t)no) != 0 || nn != no || strspn(d + no, "0123456789") != 0 ||
+	    (size_t)(e->n - (size_t)(s - e->msg)) <= ni || s[ni] != '"' || memchr(s, '"', ni))
+		return false;
+	memcpy(s, iso, ni);
+	memcpy(d, num, (size_t)nn);
+	e->now = now;
+	return true;
+}
+
 int server_cache_get(struct server_cache *c, const struct model *m, enum server_reply kind,
                      const char **ret, size_t *ret_n)
 {
@@ -46,6 +82,12 @@ int server_cache_get(struct server_cache *c, const struct model *m, enum server_
 	e = &c->e[kind];
 	if (e->msg && e->generation == gen && e->now == now) {
 		c->hits++;
+		*ret = e->msg;
+		*ret_n = e->n;
+		return 0;
+	}
+	if (e->msg && e->generation == gen && kind == SERVER_REPLY_STATUS && patch_now(e, now)) {
+		c->patches++;
 		*ret = e->msg;
 		*ret_n = e->n;
 		return 0;

@@ -3,7 +3,8 @@
  * The read methods' replies (GetStatus, GetTokens, GetKeys, GetFindings), serialised once and
  * sent again to every caller while the model's generation and the second of `now` are the same.
  * A busy monitor then costs a memcpy per call instead of building and printing ~40 KB of JSON.
- * `now` is in GetStatus's DaemonInfo, to the second: a new second builds the reply again.
+ * `now` is in GetStatus's DaemonInfo, to the second: a new second writes the new time over the
+ * old in the built reply (same width), so a monitor calling every second costs no rebuild.
  *
  * Does not: cache errors, events (server.c builds each event once for all watchers), or answers
  * to oneway calls (there are none to send).
@@ -32,7 +33,7 @@ struct server_cache_entry {
 
 struct server_cache {
 	struct server_cache_entry e[SERVER_REPLY_MAX];
-	uint64_t hits, builds; /* for the tests and the benchmark */
+	uint64_t hits, patches, builds; /* for the tests and the benchmark */
 };
 
 /* The reply to kind for model m, built now if the cached one is stale. *ret points into the

@@ -626,7 +626,8 @@ def test_exclusive_scdaemon():
             t = d.wait_token("yubikey-12345678", read_ok, 20)
             check(t is not None and t["read_path"] == "scdaemon",
                   f"card held exclusively by scdaemon: read_path "
-                  f"{t and t['read_path']!r}, no error", d.token("yubikey-12345678"))
+                  f"{t and t['read_path']!r}, no error",
+                  f"{d.token('yubikey-12345678')}\nkeyctld's log:\n{d.log()[-4000:]}")
             if t:
                 compare_with_gpg("yubikey5nfc (through scdaemon)", t, fields)
                 # SCD APDU carries card-openpgp.c's own read: the touch policy too, which

@@ -496,17 +496,32 @@ static int64_t fake_clock(void *userdata)
 	return fake_now;
 }
 
-/* The reply cache: built once per model generation (and, for GetStatus, per second of `now`),
- * byte for byte what building it afresh gives, and rebuilt after any change. */
+/* The cached GetStatus reply is byte for byte what building it afresh at this `now` gives. */
+static void assert_status_fresh(const char *msg, size_t n_msg)
+{
+	const struct token *t;
+	const struct key *k;
+	const struct finding *f;
+	size_t nt = model_tokens(model, &t), nk = model_keys(model, &k),
+	       nf = model_findings(model, &f);
+	_cleanup_(freep) char *fresh = NULL;
+	_cleanup_(json_object_putp) json_object *p = NULL;
+	size_t n;
+
+	ASSERT_OK(codec_status_to_json(model_daemon_info(model), t, nt, k, nk, f, nf, &p));
+	ASSERT_OK(varlink_reply_build(p, false, &fresh, &n));
+	ASSERT_TRUE(n == n_msg && memcmp(fresh, msg, n) == 0);
+}
+
+/* The reply cache: built once per model generation, byte for byte what building it afresh
+ * gives (GetStatus's `now` written over in place when a second passes), and rebuilt after any
+ * change. */
 TEST(reply_cache)
 {
 	struct server_cache cache = {};
 	const char *a, *b;
-	size_t na, nb, n;
+	size_t na, nb;
 	struct token t;
-	const struct token *tt;
-	_cleanup_(freep) char *fresh = NULL;
-	_cleanup_(json_object_putp) json_object *p = NULL;
 
 	model_set_clock(model, fake_clock, NULL);
 	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
@@ -521,28 +536,36 @@ TEST(reply_cache)
 	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
 	ASSERT_EQ(cache.builds, 2u);
 	ASSERT_TRUE(strstr(a, "yubikey-cache-test") != NULL);
-	{
-		const struct key *k;
-		const struct finding *f;
-		size_t nt = model_tokens(model, &tt), nk = model_keys(model, &k),
-		       nf = model_findings(model, &f);
-
-		ASSERT_OK(codec_status_to_json(model_daemon_info(model), tt, nt, k, nk, f, nf, &p));
-		ASSERT_OK(varlink_reply_build(p, false, &fresh, &n));
-		ASSERT_TRUE(n == na && memcmp(fresh, a, n) == 0);
-	}
+	assert_status_fresh(a, na);
 
 	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
 	ASSERT_EQ(cache.builds, 3u);
+	fake_now += 3601; /* a new second, minute and hour: written over the old, not rebuilt */
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
+	ASSERT_EQ(cache.builds, 3u);
+	ASSERT_EQ(cache.patches, 1u);
+	assert_status_fresh(a, na);
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
+	ASSERT_EQ(cache.builds, 3u); /* GetTokens has no clock */
+
+	/* The epoch grows a digit: the reply is built again, not patched with a short field. */
+	fake_now = 999999998;
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
+	ASSERT_EQ(cache.builds, 4u);
 	fake_now++;
 	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
-	ASSERT_EQ(cache.builds, 4u); /* a new second: `now` moved */
-	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
-	ASSERT_EQ(cache.builds, 4u); /* GetTokens has no clock */
+	ASSERT_EQ(cache.patches, 2u);
+	assert_status_fresh(a, na);
+	fake_now++;
+	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_STATUS, &a, &na));
+	ASSERT_EQ(cache.builds, 5u);
+	ASSERT_EQ(cache.patches, 2u);
+	assert_status_fresh(a, na);
+	fake_now = 1765180000;
 
 	ASSERT_OK(model_token_remove(model, "yubikey-cache-test"));
 	ASSERT_OK(server_cache_get(&cache, model, SERVER_REPLY_TOKENS, &b, &nb));
-	ASSERT_EQ(cache.builds, 5u);
+	ASSERT_EQ(cache.builds, 6u);
 	ASSERT_TRUE(strstr(b, "yubikey-cache-test") == NULL);
 	server_cache_done(&cache);
 	model_set_clock(model, NULL, NULL);
