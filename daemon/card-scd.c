@@ -62,12 +62,45 @@ static int agent_socket(const char *home, char *out, size_t size)
 	return 0;
 }
 
-bool scd_agent_running(const char *gnupghome)
+struct agent_probe {
+	struct worker_job base; /* first: worker_job frees the whole struct */
+	char home[256];
+};
+
+static int agent_probe_run(struct worker_job *base)
 {
+	struct agent_probe *p = (struct agent_probe *)base;
 	char sock[512];
 
+	return agent_socket(p->home, sock, sizeof(sock)) >= 0 && unix_socket_answers(sock);
+}
+
+/* The PC/SC thread asks this on every state change of a card in shared use. It spawns gpgconf,
+ * which must not hold that thread up: a child stuck before its exec would stop every later card
+ * event (one Debian 13 CI run under ASan lost a card for good and left such a child behind). So
+ * the question runs on a job of its own, bounded like a session; no answer in time reads as
+ * "not running", and the card is then read over PC/SC as when no agent runs. */
+bool scd_agent_running(const char *gnupghome)
+{
+	struct agent_probe *p;
+	bool done, running = false;
+
 	gpgme_init_once();
-	return agent_socket(gnupghome, sock, sizeof(sock)) >= 0 && unix_socket_answers(sock);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return false;
+	if (gnupghome)
+		strcpy_trunc(p->home, sizeof(p->home), gnupghome);
+	if (worker_job_start(&p->base, agent_probe_run) < 0)
+		return false;
+	pthread_mutex_lock(&p->base.lock);
+	done = worker_job_wait_locked(&p->base, worker_job_now_usec() +
+	                                                (uint64_t)SCD_PROBE_TIMEOUT_MS * 1000);
+	if (done)
+		running = p->base.r > 0;
+	pthread_mutex_unlock(&p->base.lock);
+	worker_job_unref(&p->base);
+	return running;
 }
 
 struct scd_job {

@@ -17,6 +17,8 @@
 
 /* How long one scd_read_card() may take in total before it gives up with -ETIMEDOUT. */
 #define SCD_TIMEOUT_MS 10000
+/* How long scd_agent_running() waits for gpgconf to name the agent's socket. */
+#define SCD_PROBE_TIMEOUT_MS 3000
 /* Longest status line we accept from the agent (Assuan's own line limit is 1000). */
 #define SCD_LINE_MAX 1000
 
@@ -43,7 +45,8 @@ int scd_card_reachable(const char *gnupghome, char *err, size_t errsize);
  */
 int scd_ccid_driver_on(const char *gnupghome);
 
-/* True when gpg-agent's socket for gnupghome accepts connections (does not start the agent). */
+/* True when gpg-agent's socket for gnupghome accepts connections (does not start the agent).
+ * False too when finding the socket takes over SCD_PROBE_TIMEOUT_MS. */
 bool scd_agent_running(const char *gnupghome);
 
 /*
