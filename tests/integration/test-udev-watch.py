@@ -216,7 +216,7 @@ try:
     check(len(added) == 1, f'one token per physical device ({len(added)} added)')
 
     # 3. An unlisted CCID reader known by its descriptors only; a mouse is not a token.
-    check(bed.tb.add_from_string(READER) and bed.tb.add_from_string(MOUSE), 'reader and mouse added')
+    check(bed.add_text(READER) and bed.add_text(MOUSE), 'reader and mouse added')
     rd = probe.wait_for(lambda ev: ev['event'] == 'token-added' and ev['vendor'] == '04e6')
     check(rd is not None and rd['kind'] == 'unknown' and rd['interfaces'] == ['ccid']
           and rd['model'] == 'Test CCID Reader', f'unlisted CCID reader from descriptors: {rd}')

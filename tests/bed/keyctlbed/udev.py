@@ -8,10 +8,21 @@ uevents through libudev or sd-device.  Udev.reexec() restarts the current
 script under the wrapper.  Device descriptions (umockdev-record format,
 with {serial} {port} {devnum} {hidraw} {hidseq} placeholders) live in
 tests/bed/data/*.umockdev.  Does not touch the real /sys or /dev.
+
+Every uevent is sent only once each listener's queue has room: umockdev delivers a uevent to each
+listener's socket without blocking and gives up the whole process when one is full
+(net.unix.max_dgram_qlen datagrams, 10 by default: two tokens plugged at once), so a listener
+slower than the test would otherwise decide the result.  A listener that takes more than
+ROOM_TIMEOUT to read one event is a failure of its own, said as such.
 """
 
+import errno
+import glob
 import os
+import select
+import socket
 import sys
+import time
 
 from . import procs
 
@@ -19,6 +30,7 @@ DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 WRAPPER = "/usr/bin/umockdev-wrapper"
 
 DEFAULT_SERIALS = {"yubikey5nfc": "12345678", "nitrokey3": "A1B2C3D4E5F60718"}
+ROOM_TIMEOUT = 30.0
 
 
 def under_wrapper():
@@ -85,23 +97,51 @@ class Udev:
                            devnum=f"{n + 1:03d}", devnum_int=n + 1, hidraw=n - 1,
                            hidseq=f"{n:04X}")
 
+    def wait_for_room(self, timeout=ROOM_TIMEOUT):
+        """Returns once every listener (a fake netlink socket, eventN in the testbed's root)
+        can take one more uevent.  A unix datagram socket connected to the listener polls
+        writable exactly while the listener's queue is not full; only this process sends."""
+        end = time.monotonic() + timeout
+        for path in glob.glob(os.path.join(self.tb.get_root_dir(), "event[0-9]*")):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as s:
+                try:
+                    s.connect(path)
+                except OSError as e:
+                    # A listener that closed its socket: umockdev removes it at the next send.
+                    if e.errno in (errno.ECONNREFUSED, errno.ENOENT):
+                        continue
+                    raise
+                p = select.poll()
+                p.register(s, select.POLLOUT)
+                if not p.poll(max(0.0, end - time.monotonic()) * 1000):
+                    raise AssertionError(f"a udev listener ({path}) read no uevent in "
+                                         f"{timeout:.0f} s: its queue stayed full")
+
     def add(self, name, serial=None):
-        """Plug a token (data/<name>.umockdev): emits 'add' for each node."""
-        text = self.description(name, serial)
-        paths = ["/sys" + block.split("\n", 1)[0][3:].strip()
-                 for block in text.strip().split("\n\n") if block.startswith("P:")]
-        if not self.tb.add_from_string(text):
-            raise RuntimeError("umockdev add_from_string failed")
-        d = Device(name, paths)
+        """Plug a token (data/<name>.umockdev): emits 'add' for each node, parent first,
+        each once the listeners have room for it."""
+        d = Device(name, self.add_text(self.description(name, serial)))
         self.devices.append(d)
         return d
+
+    def add_text(self, text):
+        """Adds the devices of a umockdev-record text, one uevent at a time as add() does;
+        returns their sysfs paths, parent first."""
+        blocks = [b for b in text.strip().split("\n\n") if b.startswith("P:")]
+        for block in blocks:
+            self.wait_for_room()
+            if not self.tb.add_from_string(block + "\n"):
+                raise RuntimeError("umockdev add_from_string failed")
+        return ["/sys" + b.split("\n", 1)[0][3:].strip() for b in blocks]
 
     def remove(self, dev):
         """Unplug: 'remove' uevents children first, then the nodes vanish."""
         for p in reversed(dev.syspaths):
+            self.wait_for_room()
             self.tb.uevent(p, "remove")
             self.tb.remove_device(p)
         self.devices.remove(dev)
 
     def change(self, dev, path=None):
+        self.wait_for_room()
         self.tb.uevent(path or dev.syspath, "change")
