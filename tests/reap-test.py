@@ -10,9 +10,10 @@ tree, daemons that double-fork (gpg-agent, scdaemon, keyboxd, dbus-daemon) and c
 sessions of their own included, so it can find them all through /proc without knowing a name.
 
 - The test ends: what it left is given LEFTOVER_GRACE to go by itself (a gpg-agent whose home was
-  just deleted), then SIGTERM, then SIGKILL. Each such process is written to
-  $KEYCTL_LEFTOVERS (test name, the test's exit status, pid, command line), which tools/test
-  reads at the end: a passing test that leaves a process behind fails the run.
+  just deleted), then SIGTERM, then SIGKILL. Each such process is appended to $KEYCTL_LEFTOVERS
+  as one JSON object a line ({"test", "status" (the test's exit status), "pid", "cmdline"}),
+  which tools/test-summary reads at the end: a passing test that leaves a process behind fails
+  the run.
 - meson's timeout (SIGTERM to the test's process group, SIGKILL 0.5 s later): the test has
   0.2 s of that to clean up, then everything below the wrapper gets SIGKILL, before meson's.
 - --fail-on-leftovers (tools/test wraps the whole run so): anything left is ended and the
@@ -20,6 +21,7 @@ sessions of their own included, so it can find them all through /proc without kn
 """
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -151,9 +153,16 @@ def main():
             print(f"  [{pid}] {cmd}", file=sys.stderr)
         path = os.environ.get("KEYCTL_LEFTOVERS")
         if path:
-            with open(path, "a") as f:
-                for pid, cmd in ended:
-                    f.write(f"{name}\t{status}\t{pid}\t{cmd}\n")
+            # JSON, so that a command line with tabs or newlines (python3 -c "...") stays one
+            # record; one write() on an O_APPEND file, so that tests ending together do not
+            # interleave their lines.
+            records = "".join(json.dumps({"test": name, "status": status, "pid": pid,
+                                          "cmdline": cmd}) + "\n" for pid, cmd in ended)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, records.encode())
+            finally:
+                os.close(fd)
         if fail_on_leftovers:
             print(f"reap-test: FAIL: processes outlived {name}", file=sys.stderr)
             return 1
