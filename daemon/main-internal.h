@@ -25,6 +25,8 @@
 
 struct daemon {
 	sd_event *event;
+	const char *config_path; /* --config, or "" for the default path */
+	int log_level_arg; /* --log-level, or -1: keyctl.conf's log-level rules */
 	struct config cfg;
 	struct model *model;
 	struct server *server;
@@ -53,6 +55,23 @@ struct daemon {
 /* Changes DaemonInfo through change(info, arg), with the daemon's clock as its `now`. */
 void daemon_info_update(struct daemon *d, void (*change)(struct daemon_info *i, void *arg),
                         void *arg);
+
+/* main-config.c */
+/* Reads keyctl.conf (--config, or the default path) into c and logs what is wrong with it;
+ * `starting` picks the words: a bad file refuses a start, but only a reload otherwise. */
+int daemon_load_config(const struct daemon *d, struct config *c, bool starting);
+/* DaemonInfo's policy (thresholds, warning and critical days, renewal URL) from a config. */
+void daemon_info_set_policy(struct daemon_info *i, void *arg);
+/* The server's settings from d->cfg. */
+struct server_config daemon_server_config(struct daemon *d);
+/* [keyring] track and [upstream] relied-on: a relied-on key's local copy is what its published
+ * copy is compared with, so it is listed like a tracked one. Returns the number in track. */
+size_t daemon_track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX]);
+/* The keys with full or ultimate owner trust are relied on only for the upstream checks. */
+bool daemon_relied_trusted(const struct config *c);
+/* io.keyctl.Reload (the server's handler) and SIGHUP: keyctl.conf read again and applied. */
+int daemon_reload_request(void *userdata, bool full, char *reason, size_t reason_size);
+int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
 
 /* main-upstream.c */
 /* [upstream] check and interval, at start and on reload. */

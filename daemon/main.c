@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * keyctld's entry: arguments, configuration, the sd-event loop, signals and sd_notify. It wires
- * the watchers to the model and the model to the server; the work itself lives in those files.
- * Never forks: systemd (Type=notify) or the terminal holds it in the foreground.
+ * keyctld's entry: arguments, the sd-event loop, signals and sd_notify (keyctl.conf is applied by
+ * main-config.c). It wires the watchers to the model and the model to the server; the work itself
+ * lives in those files. Never forks: systemd (Type=notify) or the terminal holds it in the
+ * foreground.
  *
  * Start: the server holds io.keyctl calls until the first keyring listing has ended and every
  * watcher's first look is complete (each token present has been read), so that the first answer
@@ -117,32 +118,6 @@ static int parse_argv(int argc, char **argv)
 		return -EINVAL;
 	}
 	return 1;
-}
-
-/* `starting` picks the words: a bad file refuses a start, but only a reload otherwise. */
-static int load_config(struct config *c, bool starting)
-{
-	char path[PATH_MAX], err[CONFIG_ERROR_MAX] = "";
-	unsigned flags = *arg_config ? 0 : CONFIG_MISSING_OK;
-	int r;
-
-	if (*arg_config)
-		strcpy_trunc(path, sizeof(path), arg_config);
-	else if (config_default_path(path, sizeof(path)) < 0) {
-		config_init(c);
-		return 0;
-	}
-	r = config_load(path, flags, c, err, sizeof(err));
-	if (r < 0) {
-		if (starting)
-			log_error("Refusing to start with a bad configuration: %s", err);
-		else
-			log_warning("Not reloading, the configuration is bad: %s", err);
-		return r;
-	}
-	for (unsigned i = 0; i < c->n_warnings; i++)
-		log_warning("%s", c->warnings[i].text);
-	return 0;
 }
 
 static int64_t daemon_now(const struct daemon *d)
@@ -461,113 +436,6 @@ static void set_static_info(struct daemon_info *i, void *arg)
 	strcpy_trunc(i->gnupghome, sizeof(i->gnupghome), home);
 }
 
-static void set_policy(struct daemon_info *i, void *arg)
-{
-	const struct config *c = arg;
-
-	i->n_thresholds = c->n_thresholds;
-	memcpy(i->thresholds, c->thresholds, sizeof(i->thresholds));
-	i->warning_days = c->warning_days;
-	i->critical_days = c->critical_days;
-	memcpy(i->renewal_url, c->renewal_url, sizeof(i->renewal_url));
-}
-
-static struct server_config server_config_of(const struct config *c)
-{
-	return (struct server_config){
-		.socket_path = c->socket_path,
-		.max_clients = c->max_clients,
-		.max_watchers = c->max_watchers,
-		.queue_max = (size_t)c->client_queue_kib * 1024u,
-		.idle_usec = (uint64_t)c->client_idle_sec * 1000000u,
-	};
-}
-
-/* [keyring] track and [upstream] relied-on: a relied-on key's local copy is what its published
- * copy is compared with, so it is listed like a tracked one. */
-static size_t track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX])
-{
-	size_t n = 0;
-
-	for (unsigned i = 0; i < c->n_track; i++)
-		track[n++] = c->track[i];
-	for (unsigned i = 0; i < c->n_relied_on; i++)
-		track[n++] = c->relied_on[i];
-	return n;
-}
-
-/* The keys with full or ultimate owner trust are relied on only for the upstream checks. */
-static bool relied_trusted(const struct config *c)
-{
-	return c->upstream_check && c->upstream_relied_trusted;
-}
-
-static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
-{
-	struct config fresh;
-	int r;
-
-	/* A broken file on reload keeps the configuration we run with. */
-	r = load_config(&fresh, false);
-	if (r < 0) {
-		snprintf(reason, reason_size,
-		         "the configuration file is invalid (see the journal)");
-		log_warning("Configuration reload failed, keeping the running configuration");
-		return r;
-	}
-	/* Both are fixed for the daemon's life: moving them under running clients, or under a
-	 * listing and the scdaemon fallback, is a restart's job. Say so rather than ignore it. */
-	if (!streq(fresh.socket_path, d->cfg.socket_path))
-		log_warning("[daemon] socket changed; it takes effect when keyctld is restarted");
-	if (!streq(fresh.gnupghome, d->cfg.gnupghome))
-		log_warning(
-		        "[keyring] gnupghome changed; it takes effect when keyctld is restarted");
-	memcpy(fresh.socket_path, d->cfg.socket_path, sizeof(fresh.socket_path));
-	memcpy(fresh.gnupghome, d->cfg.gnupghome, sizeof(fresh.gnupghome));
-	memcpy(&d->cfg, &fresh, sizeof(fresh));
-	daemon_info_update(d, set_policy, &d->cfg);
-	if (d->server) {
-		struct server_config scfg = server_config_of(&d->cfg);
-
-		server_set_limits(d->server, &scfg);
-	}
-	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d->cfg.log_level);
-	if (d->keyring) {
-		const char *track[2 * CONFIG_TRACK_MAX];
-		size_t n = track_list(&d->cfg, track);
-
-		keyring_watch_set_relied_trusted(d->keyring, relied_trusted(&d->cfg));
-		r = keyring_watch_set_track(d->keyring, track, n);
-		if (r < 0)
-			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
-		(void)(full ? keyring_watch_refresh_full(d->keyring)
-		            : keyring_watch_refresh(d->keyring));
-	}
-	if (d->pcsc)
-		(void)pcsc_watch_rescan(d->pcsc);
-	r = daemon_upstream_apply(d);
-	if (r < 0)
-		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
-	(void)model_update(d->model);
-	log_info("Configuration reloaded");
-	if (reason_size > 0)
-		reason[0] = 0;
-	return 0;
-}
-
-static int on_reload_request(void *userdata, bool full, char *reason, size_t reason_size)
-{
-	return reload(userdata, full, reason, reason_size);
-}
-
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
-{
-	char reason[ERROR_TEXT_MAX];
-
-	(void)reload(userdata, false, reason, sizeof(reason));
-	return 0;
-}
-
 static int resolve_gnupghome(const struct config *cfg, char *buf, size_t size)
 {
 	const char *env = getenv("GNUPGHOME"), *home = getenv("HOME");
@@ -630,13 +498,13 @@ static void put_started(struct daemon *d)
 
 static int start_server(struct daemon *d)
 {
-	struct server_config scfg = server_config_of(&d->cfg);
+	struct server_config scfg = daemon_server_config(d);
 	int r;
 
 	r = server_new(d->event, d->model, &scfg, &d->server);
 	if (r < 0)
 		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
-	server_set_reload_handler(d->server, on_reload_request, d);
+	server_set_reload_handler(d->server, daemon_reload_request, d);
 	server_set_upstream_handler(d->server, daemon_upstream_request, d);
 	/* Listening already, so that clients queue up rather than fail; answered once true. */
 	server_hold(d->server);
@@ -661,7 +529,7 @@ static void on_git_config(struct git_watch *w, void *userdata)
 static void start_keyring(struct daemon *d, const char *home, const char *state_dir)
 {
 	const char *track[2 * CONFIG_TRACK_MAX];
-	size_t n = track_list(&d->cfg, track);
+	size_t n = daemon_track_list(&d->cfg, track);
 	int r;
 
 	r = keyring_watch_new(d->event, home, track, n, on_keyring, d, &d->keyring);
@@ -673,7 +541,7 @@ static void start_keyring(struct daemon *d, const char *home, const char *state_
 		const char *e = getenv("KEYCTL_CERTIFIED_INTERVAL");
 		char owned[PATH_MAX];
 
-		keyring_watch_set_relied_trusted(d->keyring, relied_trusted(&d->cfg));
+		keyring_watch_set_relied_trusted(d->keyring, daemon_relied_trusted(&d->cfg));
 		/* Seconds, tests only: the certification scan's interval (and first delay). */
 		if (!isempty(e))
 			keyring_watch_set_certified_interval(d->keyring,
@@ -745,7 +613,7 @@ static int daemon_start(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the journal: %m");
 	daemon_info_update(d, set_static_info, home);
-	daemon_info_update(d, set_policy, &d->cfg);
+	daemon_info_update(d, daemon_info_set_policy, &d->cfg);
 	put_started(d);
 
 	r = expiry_timer_new(d->event, on_expiry_timer, d, &d->timer);
@@ -793,7 +661,9 @@ int main(int argc, char **argv)
 	if (arg_log_level >= 0)
 		log_set_max_level(arg_log_level);
 
-	r = load_config(&d.cfg, true);
+	d.config_path = arg_config;
+	d.log_level_arg = arg_log_level;
+	r = daemon_load_config(&d, &d.cfg, true);
 	if (r < 0)
 		return EXIT_FAILURE;
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d.cfg.log_level);
@@ -813,7 +683,7 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		r = sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
 	if (r >= 0)
-		r = sd_event_add_signal(event, NULL, SIGHUP, on_sighup, &d);
+		r = sd_event_add_signal(event, NULL, SIGHUP, daemon_on_sighup, &d);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch signals: %m"), EXIT_FAILURE;
 	r = sd_event_set_watchdog(event, true);

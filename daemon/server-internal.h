@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What server.c, server-methods.c and server-socket.c share: the client and server structs, the
- * bounds, and the calls between the three. Private to them.
+ * What server.c, server-admit.c, server-methods.c and server-socket.c share: the client and server
+ * structs, the bounds, and the calls between the three. Private to them.
  */
 #pragma once
 
@@ -75,6 +75,14 @@ struct server {
 	size_t freed_since_trim; /* bytes of client buffers freed since the last malloc_trim() */
 };
 
+/* server.c: a client's life, for server-admit.c. client_new() takes fd in all cases;
+ * client_kill() closes now and frees later (from a defer source). */
+int client_new(struct server *srv, int fd, bool refusing, struct client **ret);
+void client_kill(struct client *c);
+size_t client_queued(const struct client *c);
+/* A call waits for the daemon (its start, an upstream check): the connection is busy. */
+bool client_waits(const struct client *c);
+
 /* server.c: the output side, for the methods. Each returns 0 or -errno (the client is then
  * closing). */
 uint64_t server_now(const struct server *srv);
@@ -87,6 +95,9 @@ int client_update_idle(struct client *c);
 
 /* server-methods.c: answers one complete message (len bytes, no NUL) from c. */
 int client_process(struct client *c, const char *msg, size_t len);
+
+/* server-admit.c: accepts on listen_fd from now on. */
+int server_listen_start(struct server *srv);
 
 /* server-socket.c */
 int server_socket_take_passed(struct server *srv);

@@ -20,7 +20,8 @@
  * and answered in order once the daemon has its first true picture; org.varlink.service calls
  * are answered at once, so that a monitor can tell "starting" from "dead".
  *
- * Methods are in server-methods.c, the listening socket in server-socket.c.
+ * Methods are in server-methods.c, who is admitted (caps, eviction, refusal) in server-admit.c,
+ * the listening socket in server-socket.c.
  *
  * Does not: change the model (Reload calls main.c's handler), or talk to any watcher.
  */
@@ -93,7 +94,7 @@ static int on_gc(sd_event_source *s, void *userdata)
 
 /* Closes a client now and frees it later from a defer source, so that a fan-out loop or the
  * client's own handler never touches freed memory. */
-static void client_kill(struct client *c)
+void client_kill(struct client *c)
 {
 	struct server *srv = c->server;
 
@@ -121,13 +122,13 @@ uint64_t server_now(const struct server *srv)
 	return t;
 }
 
-static size_t client_queued(const struct client *c)
+size_t client_queued(const struct client *c)
 {
 	return c->out_end - c->out_start;
 }
 
 /* A call that waits for the daemon (its start, an upstream check): nothing more is read. */
-static bool client_waits(const struct client *c)
+bool client_waits(const struct client *c)
 {
 	return c->parked || c->upstream_waiting;
 }
@@ -398,7 +399,7 @@ static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *user
 	return 0;
 }
 
-static int client_new(struct server *srv, int fd, bool refusing, struct client **ret)
+int client_new(struct server *srv, int fd, bool refusing, struct client **ret)
 {
 	struct client *c;
 	int r;
@@ -430,116 +431,6 @@ static int client_new(struct server *srv, int fd, bool refusing, struct client *
 		srv->n_clients++;
 	if (ret)
 		*ret = c;
-	return 0;
-}
-
-/* Closes the ordinary connection idle longest: no call parked, nothing queued for it. */
-static bool server_evict_one(struct server *srv)
-{
-	struct client *oldest = NULL;
-
-	for (struct client *c = srv->clients; c; c = c->next) {
-		if (c->dead || c->watching || c->refusing || client_waits(c) ||
-		    client_queued(c) > 0)
-			continue;
-		if (!oldest || c->last_active <= oldest->last_active)
-			oldest = c;
-	}
-	if (!oldest)
-		return false;
-	if (!srv->told_evict)
-		log_notice("%u clients connected (max-clients): closing the one idle longest to "
-		           "make room, and so on for every newcomer",
-		           srv->n_clients);
-	srv->told_evict = true;
-	client_kill(oldest);
-	return true;
-}
-
-/* Every connection is busy: tell the newcomer so in Varlink, never with a bare reset. */
-static int server_refuse(struct server *srv, int fd)
-{
-	struct client *c;
-	int r;
-
-	if (!srv->told_full)
-		log_warning("Refusing a connection: %u clients connected, each with a call in "
-		            "progress (max-clients)",
-		            srv->n_clients);
-	srv->told_full = true;
-	if (srv->n_refusing >= SERVER_REFUSING_MAX) {
-		close(fd);
-		return 0;
-	}
-	r = client_new(srv, fd, true, &c);
-	if (r < 0)
-		return r;
-	r = client_error_max(c, KEYCTL_ERROR_TOO_MANY_CLIENTS, srv->max_clients);
-	if (r < 0)
-		client_kill(c);
-	return 0;
-}
-
-/* Checks the peer and the limit, then serves fd. Takes fd in all cases. */
-static int server_admit(struct server *srv, int fd)
-{
-	struct ucred cred;
-	socklen_t l = sizeof(cred);
-
-	int r = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0 ? -errno
-	        : l != sizeof(cred)                                    ? -EIO
-	                                                               : 0;
-
-	if (r < 0) {
-		close(fd);
-		return log_debug_errno(r, "Failed to get the peer's credentials, closing: %m");
-	}
-	/* The socket is 0600 in a 0700 directory; this also covers a socket systemd made. */
-	if (cred.uid != getuid()) {
-		close(fd);
-		if (!srv->told_uid)
-			log_notice(
-			        "Refusing a connection from uid %u (pid %d): keyctld serves only "
-			        "uid %u",
-			        (unsigned)cred.uid, (int)cred.pid, (unsigned)getuid());
-		srv->told_uid = true;
-		return 0;
-	}
-	if (srv->n_clients >= srv->max_clients && !server_evict_one(srv))
-		return server_refuse(srv, fd);
-	if (srv->n_clients + 1 < srv->max_clients)
-		srv->told_full = srv->told_evict = false;
-	return client_new(srv, fd, false, NULL);
-}
-
-int server_add_connection(struct server *s, int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	return server_admit(s, fd);
-}
-
-static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct server *srv = userdata;
-
-	/* A few per wakeup: sd-event calls again while more wait, and others get their turn. */
-	for (int i = 0; i < 16; i++) {
-		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (cfd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_warning_errno(-errno,
-				                  "Failed to accept a connection, ignoring: %m");
-			return 0;
-		}
-		(void)server_admit(srv, cfd);
-	}
 	return 0;
 }
 
@@ -615,7 +506,7 @@ int server_new(sd_event *e, struct model *m, const struct server_config *cfg, st
 	if (r < 0)
 		return r;
 
-	r = sd_event_add_io(e, &srv->listen_src, srv->listen_fd, EPOLLIN, on_listen, srv);
+	r = server_listen_start(srv);
 	if (r < 0)
 		return r;
 	r = sd_event_add_defer(e, &srv->gc, on_gc, srv);

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * keyctl.conf in the running daemon: read at start, read again on Reload and SIGHUP and applied
+ * to every part (the policy clients see, the server's limits, the keyring's tracked keys, the
+ * upstream checks, the log level), and the settings the start needs from it.
+ *
+ * Does not: parse the file (protocol/config.c), or start any part (main.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "log.h"
+#include "main-internal.h"
+
+int daemon_load_config(const struct daemon *d, struct config *c, bool starting)
+{
+	char path[PATH_MAX], err[CONFIG_ERROR_MAX] = "";
+	unsigned flags = *d->config_path ? 0 : CONFIG_MISSING_OK;
+	int r;
+
+	if (*d->config_path)
+		strcpy_trunc(path, sizeof(path), d->config_path);
+	else if (config_default_path(path, sizeof(path)) < 0) {
+		config_init(c);
+		return 0;
+	}
+	r = config_load(path, flags, c, err, sizeof(err));
+	if (r < 0) {
+		if (starting)
+			log_error("Refusing to start with a bad configuration: %s", err);
+		else
+			log_warning("Not reloading, the configuration is bad: %s", err);
+		return r;
+	}
+	for (unsigned i = 0; i < c->n_warnings; i++)
+		log_warning("%s", c->warnings[i].text);
+	return 0;
+}
+
+void daemon_info_set_policy(struct daemon_info *i, void *arg)
+{
+	const struct config *c = arg;
+
+	i->n_thresholds = c->n_thresholds;
+	memcpy(i->thresholds, c->thresholds, sizeof(i->thresholds));
+	i->warning_days = c->warning_days;
+	i->critical_days = c->critical_days;
+	memcpy(i->renewal_url, c->renewal_url, sizeof(i->renewal_url));
+}
+
+struct server_config daemon_server_config(struct daemon *d)
+{
+	const struct config *c = &d->cfg;
+
+	return (struct server_config){
+		.socket_path = c->socket_path,
+		.max_clients = c->max_clients,
+		.max_watchers = c->max_watchers,
+		.queue_max = (size_t)c->client_queue_kib * 1024u,
+		.idle_usec = (uint64_t)c->client_idle_sec * 1000000u,
+	};
+}
+
+size_t daemon_track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX])
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < c->n_track; i++)
+		track[n++] = c->track[i];
+	for (unsigned i = 0; i < c->n_relied_on; i++)
+		track[n++] = c->relied_on[i];
+	return n;
+}
+
+bool daemon_relied_trusted(const struct config *c)
+{
+	return c->upstream_check && c->upstream_relied_trusted;
+}
+
+static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
+{
+	struct config fresh;
+	int r;
+
+	/* A broken file on reload keeps the configuration we run with. */
+	r = daemon_load_config(d, &fresh, false);
+	if (r < 0) {
+		snprintf(reason, reason_size,
+		         "the configuration file is invalid (see the journal)");
+		log_warning("Configuration reload failed, keeping the running configuration");
+		return r;
+	}
+	/* Both are fixed for the daemon's life: moving them under running clients, or under a
+	 * listing and the scdaemon fallback, is a restart's job. Say so rather than ignore it. */
+	if (!streq(fresh.socket_path, d->cfg.socket_path))
+		log_warning("[daemon] socket changed; it takes effect when keyctld is restarted");
+	if (!streq(fresh.gnupghome, d->cfg.gnupghome))
+		log_warning(
+		        "[keyring] gnupghome changed; it takes effect when keyctld is restarted");
+	memcpy(fresh.socket_path, d->cfg.socket_path, sizeof(fresh.socket_path));
+	memcpy(fresh.gnupghome, d->cfg.gnupghome, sizeof(fresh.gnupghome));
+	memcpy(&d->cfg, &fresh, sizeof(fresh));
+	daemon_info_update(d, daemon_info_set_policy, &d->cfg);
+	if (d->server) {
+		struct server_config scfg = daemon_server_config(d);
+
+		server_set_limits(d->server, &scfg);
+	}
+	log_set_max_level(d->log_level_arg >= 0 ? d->log_level_arg : d->cfg.log_level);
+	if (d->keyring) {
+		const char *track[2 * CONFIG_TRACK_MAX];
+		size_t n = daemon_track_list(&d->cfg, track);
+
+		keyring_watch_set_relied_trusted(d->keyring, daemon_relied_trusted(&d->cfg));
+		r = keyring_watch_set_track(d->keyring, track, n);
+		if (r < 0)
+			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
+		(void)(full ? keyring_watch_refresh_full(d->keyring)
+		            : keyring_watch_refresh(d->keyring));
+	}
+	if (d->pcsc)
+		(void)pcsc_watch_rescan(d->pcsc);
+	r = daemon_upstream_apply(d);
+	if (r < 0)
+		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
+	(void)model_update(d->model);
+	log_info("Configuration reloaded");
+	if (reason_size > 0)
+		reason[0] = 0;
+	return 0;
+}
+
+int daemon_reload_request(void *userdata, bool full, char *reason, size_t reason_size)
+{
+	return reload(userdata, full, reason, reason_size);
+}
+
+int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	char reason[ERROR_TEXT_MAX];
+
+	(void)reload(userdata, false, reason, sizeof(reason));
+	return 0;
+}
