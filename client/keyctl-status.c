@@ -56,7 +56,8 @@ static void help(void)
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "Exit status: 0 all fine (notice included), 1 warning, 2 critical or expired,\n"
-	       "3 unknown (keyctld not running, protocol error). See keyctl-status(1).\n");
+	       "3 unknown (keyctld not running or not yours, protocol error).\n"
+	       "See keyctl-status(1).\n");
 }
 
 /* The words an enum-valued option takes, ending with { NULL }. */
@@ -234,6 +235,7 @@ static int64_t now_epoch(void)
 static int connect_daemon(const struct options *o, struct varlink_client **ret)
 {
 	char path[PATH_MAX];
+	uid_t server_uid;
 	int r;
 
 	if (o->socket)
@@ -256,10 +258,15 @@ static int connect_daemon(const struct options *o, struct varlink_client **ret)
 		}
 	}
 
-	r = varlink_client_connect(path, ret);
+	r = varlink_client_connect_checked(path, &server_uid, ret);
 	if (r >= 0 || o->quiet)
 		return r;
-	if (r == -ENOENT || r == -ECONNREFUSED)
+	if (r == -EPERM) {
+		char text[VARLINK_UNTRUSTED_TEXT_MAX];
+
+		varlink_client_untrusted_text(text, sizeof(text), path, server_uid);
+		fprintf(stderr, "keyctl-status: %s\n", text);
+	} else if (r == -ENOENT || r == -ECONNREFUSED)
 		fprintf(stderr,
 		        "keyctl-status: keyctld is not running (no socket at %s). Start it with: "
 		        "systemctl --user start keyctld.socket (or run keyctld in a terminal)\n",

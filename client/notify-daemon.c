@@ -4,8 +4,9 @@
  * notify-mirror.c, and outlives the daemon. A daemon whose socket goes away is waited for
  * (inotify on its socket's directory, path-wait.c, after a few retries 1 s to 16 s apart); a
  * connection that ends or is refused while the socket is there (the daemon full, restarting, or
- * not answering) is retried with a backoff from 1 s doubling to 60 s, for as long as it takes;
- * either way it is resynced from Watch's "state" reply.
+ * not answering; or another uid serving it, which is not trusted and sent nothing) is retried
+ * with a backoff from 1 s doubling to 60 s, for as long as it takes; either way it is resynced
+ * from Watch's "state" reply.
  *
  * Does not: interpret the events (notify-mirror.c) or poll: every wait is a GLib fd watch or a
  * timer.
@@ -121,11 +122,11 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	}
 }
 
-static int app_connect(struct app *a)
+static int app_connect(struct app *a, uid_t *server_uid)
 {
 	int r;
 
-	r = varlink_client_connect(a->socket, &a->client);
+	r = varlink_client_connect_checked(a->socket, server_uid, &a->client);
 	if (r < 0)
 		return r;
 	r = varlink_client_call_more(a->client, "io.keyctl.Watch", NULL);
@@ -140,13 +141,20 @@ static int app_connect(struct app *a)
 
 void daemon_link_start(struct app *a)
 {
-	int r = app_connect(a);
+	uid_t server_uid = 0;
+	int r = app_connect(a, &server_uid);
 
 	if (r >= 0) {
 		stop_waiting(a);
 		return;
 	}
-	if (r != -ENOENT || a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
+	if (r == -EPERM) {
+		/* Someone else holds the socket, so keyctld cannot: a daemon that is not there. */
+		char text[VARLINK_UNTRUSTED_TEXT_MAX];
+
+		varlink_client_untrusted_text(text, sizeof(text), a->socket, server_uid);
+		log_msg("%s; retrying in %u s", text, a->backoff);
+	} else if (r != -ENOENT || a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
 		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a->backoff);
 	else if (a->retries == RETRIES_WHILE_WATCHING)
 		log_msg("Daemon not reachable (%s); waiting for its socket", strerror(-r));

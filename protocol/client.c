@@ -4,11 +4,18 @@
  * VARLINK_REPLY_MAX, and poll() for the blocking calls. One call at a time per connection, which
  * is all keyctl-status and keyctl-notify need (Varlink allows pipelining; we do not use it).
  *
+ * Trust: only a server running as our uid or as root is spoken to. The socket's path proves
+ * nothing where its directory is shared (/tmp as XDG_RUNTIME_DIR, a --socket elsewhere): another
+ * user who binds it first could answer "all fine", so the kernel is asked who listens
+ * (SO_PEERCRED) before a byte goes either way.
+ *
  * Does not: decode keyctl's types (codec*.c), reconnect, or log.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +80,23 @@ int varlink_client_new_from_fd(int fd, struct varlink_client **ret)
 	return 0;
 }
 
-int varlink_client_connect(const char *path, struct varlink_client **ret)
+/* Who listens on fd: 0 when our uid or root (root can read our files anyway), else -EPERM.
+ * *server_uid (when not NULL) is set once the kernel said. */
+static int server_trusted(int fd, uid_t *server_uid)
+{
+	struct ucred cred;
+	socklen_t l = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0)
+		return -errno;
+	if (l != sizeof(cred))
+		return -EIO;
+	if (server_uid)
+		*server_uid = cred.uid;
+	return cred.uid == getuid() || cred.uid == 0 ? 0 : -EPERM;
+}
+
+int varlink_client_connect_checked(const char *path, uid_t *server_uid, struct varlink_client **ret)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char buf[sizeof(sa.sun_path)];
@@ -97,11 +120,37 @@ int varlink_client_connect(const char *path, struct varlink_client **ret)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* A local connect completes or fails at once; EINTR aside, it does not block for long. */
+	/* A local connect completes or fails at once; EINTR aside, it does not block for long.
+	 * An LSM's refusal may come as EPERM: that is a permission problem, and -EPERM is kept
+	 * for a server we do not trust. */
 	if (connect(fd, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len + 1) <
 	    0)
-		return -errno;
+		return errno == EPERM ? -EACCES : -errno;
+	r = server_trusted(fd, server_uid);
+	if (r < 0)
+		return r;
 	return varlink_client_new_from_fd(TAKE_FD(fd), ret);
+}
+
+int varlink_client_connect(const char *path, struct varlink_client **ret)
+{
+	return varlink_client_connect_checked(path, NULL, ret);
+}
+
+void varlink_client_untrusted_text(char *buf, size_t size, const char *path, uid_t server_uid)
+{
+	char pw_buf[4096], where[PATH_MAX];
+	struct passwd pw, *found = NULL;
+
+	if (!path)
+		path = varlink_client_socket_path(where, sizeof(where)) >= 0 ? where
+		                                                             : "keyctld's socket";
+	/* A name the system does not know is left out: the uid alone says it. */
+	if (getpwuid_r(server_uid, &pw, pw_buf, sizeof(pw_buf), &found) != 0)
+		found = NULL;
+	snprintf(buf, size, "%s is served by uid %u%s%s%s, not you (uid %u): refusing to trust it",
+	         path, (unsigned)server_uid, found ? " (" : "", found ? found->pw_name : "",
+	         found ? ")" : "", (unsigned)getuid());
 }
 
 struct varlink_client *varlink_client_free(struct varlink_client *c)

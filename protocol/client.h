@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -21,11 +22,22 @@ struct varlink_client;
  * variable is set; -ENAMETOOLONG when it does not fit sun_path (or size). */
 int varlink_client_socket_path(char *buf, size_t size);
 
-/* Connects (SOCK_CLOEXEC, blocking connect on a local socket). path NULL: the default above.
- * Returns -ENOENT (no socket: daemon not running), -ECONNREFUSED (stale socket), -EACCES,
- * -ENXIO (no path known), -ENAMETOOLONG, or another -errno. */
+/* Connects (SOCK_CLOEXEC, blocking connect on a local socket) and, before a byte is sent or
+ * read, asks the kernel who serves it: only our own uid or root is trusted. path NULL: the
+ * default above. Returns -ENOENT (no socket: daemon not running), -ECONNREFUSED (stale socket),
+ * -EACCES, -EPERM (served by another uid), -ENXIO (no path known), -ENAMETOOLONG, or another
+ * -errno. *server_uid (when not NULL) is the server's uid, set on success and on -EPERM. */
+int varlink_client_connect_checked(const char *path, uid_t *server_uid,
+                                   struct varlink_client **ret);
+/* The same, for callers that need not name the server. */
 int varlink_client_connect(const char *path, struct varlink_client **ret);
-/* Takes over a connected stream socket fd (tests; socket activation by a caller). */
+/* The sentence for -EPERM: "PATH is served by uid N (NAME), not you (uid M): refusing to trust
+ * it", the same in every client. path NULL: the default above. Cut to size when too long; the
+ * path of a socket that answered fits sun_path, so _MAX leaves room for the rest. */
+#define VARLINK_UNTRUSTED_TEXT_MAX 512
+void varlink_client_untrusted_text(char *buf, size_t size, const char *path, uid_t server_uid);
+/* Takes over a connected stream socket fd (tests; socket activation by a caller). It is not
+ * checked: whoever hands it over vouches for the peer. */
 int varlink_client_new_from_fd(int fd, struct varlink_client **ret);
 struct varlink_client *varlink_client_free(struct varlink_client *c);
 static inline void varlink_client_freep(struct varlink_client **c)
