@@ -4,16 +4,26 @@
  * to every part (the policy clients see, the server's limits, the keyring's tracked keys, the
  * upstream checks, the log level), and the settings the start needs from it.
  *
+ * Each connection is an open file: the soft limit on them is raised to the hard one at start,
+ * as systemd's own services do (a user unit's soft limit is 1024, keyctl.conf allows 4096
+ * clients and 4096 watchers), and max-clients and max-watchers are cut to what still fits.
+ *
  * Does not: parse the file (protocol/config.c), or start any part (main.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
 #include "log.h"
 #include "main-internal.h"
+
+/* Files keyctld keeps for itself beside its connections: pcscd's socket, inotify, udev, the
+ * journal, timers, gpg's and scdaemon's pipes while a listing or a probe runs (16 at rest on the
+ * test bed, a few dozen at a peak). Half the limit when that is less. */
+#define DAEMON_FDS_OWN 64u
 
 int daemon_load_config(const struct daemon *d, struct config *c, bool starting)
 {
@@ -51,17 +61,71 @@ void daemon_info_set_policy(struct daemon_info *i, void *arg)
 	memcpy(i->renewal_url, c->renewal_url, sizeof(i->renewal_url));
 }
 
+void daemon_raise_fd_limit(struct daemon *d)
+{
+	struct rlimit rl;
+	rlim_t was;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warning_errno(-errno, "Failed to read the open-file limit, ignoring: %m");
+		return;
+	}
+	was = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			log_warning_errno(-errno,
+			                  "Failed to raise the open-file limit to %llu, "
+			                  "keeping %llu: %m",
+			                  (unsigned long long)rl.rlim_max, (unsigned long long)was);
+			rl.rlim_cur = was;
+		} else
+			log_debug("Raised the open-file limit from %llu to %llu (the hard limit)",
+			          (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+	}
+	d->fd_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : (uint64_t)rl.rlim_cur;
+}
+
+/* max-clients and max-watchers cut, in proportion, to what the open-file limit leaves room for;
+ * said once for each new outcome. */
+static void fit_fd_limit(struct daemon *d, struct server_config *s)
+{
+	uint64_t own, room, want = (uint64_t)s->max_clients + s->max_watchers;
+	unsigned clients, watchers;
+
+	if (d->fd_limit == 0)
+		return;
+	own = MIN((uint64_t)DAEMON_FDS_OWN, d->fd_limit / 2) + SERVER_REFUSING_MAX;
+	room = d->fd_limit > own + 2 ? d->fd_limit - own : 2;
+	if (want <= room) {
+		d->fd_fit_told = false;
+		return;
+	}
+	clients = (unsigned)MAX(room * s->max_clients / want, 1u);
+	watchers = (unsigned)MAX(room - clients, 1u);
+	if (!d->fd_fit_told || d->fd_fit_clients != clients || d->fd_fit_watchers != watchers)
+		log_notice("max-clients %u and max-watchers %u do not fit the file limit of %llu "
+		           "open files: serving at most %u clients and %u watchers",
+		           s->max_clients, s->max_watchers, (unsigned long long)d->fd_limit,
+		           clients, watchers);
+	d->fd_fit_told = true;
+	d->fd_fit_clients = s->max_clients = clients;
+	d->fd_fit_watchers = s->max_watchers = watchers;
+}
+
 struct server_config daemon_server_config(struct daemon *d)
 {
 	const struct config *c = &d->cfg;
-
-	return (struct server_config){
+	struct server_config s = {
 		.socket_path = c->socket_path,
 		.max_clients = c->max_clients,
 		.max_watchers = c->max_watchers,
 		.queue_max = (size_t)c->client_queue_kib * 1024u,
 		.idle_usec = (uint64_t)c->client_idle_sec * 1000000u,
 	};
+
+	fit_fd_limit(d, &s);
+	return s;
 }
 
 size_t daemon_track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX])

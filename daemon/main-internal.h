@@ -27,6 +27,10 @@ struct daemon {
 	sd_event *event;
 	const char *config_path; /* --config, or "" for the default path */
 	int log_level_arg; /* --log-level, or -1: keyctl.conf's log-level rules */
+	/* The open-file limit in effect (0: none); the caps fit_fd_limit() last said it cut to. */
+	uint64_t fd_limit;
+	unsigned fd_fit_clients, fd_fit_watchers;
+	bool fd_fit_told;
 	struct config cfg;
 	struct model *model;
 	struct server *server;
@@ -62,7 +66,9 @@ void daemon_info_update(struct daemon *d, void (*change)(struct daemon_info *i, 
 int daemon_load_config(const struct daemon *d, struct config *c, bool starting);
 /* DaemonInfo's policy (thresholds, warning and critical days, renewal URL) from a config. */
 void daemon_info_set_policy(struct daemon_info *i, void *arg);
-/* The server's settings from d->cfg. */
+/* Raises the soft limit on open files to the hard one and remembers it in d->fd_limit. */
+void daemon_raise_fd_limit(struct daemon *d);
+/* The server's settings from d->cfg, max-clients and max-watchers fitted to d->fd_limit. */
 struct server_config daemon_server_config(struct daemon *d);
 /* [keyring] track and [upstream] relied-on: a relied-on key's local copy is what its published
  * copy is compared with, so it is listed like a tracked one. Returns the number in track. */

@@ -667,6 +667,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		return EXIT_FAILURE;
 	log_set_max_level(arg_log_level >= 0 ? arg_log_level : d.cfg.log_level);
+	daemon_raise_fd_limit(&d);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);

@@ -21,10 +21,11 @@
 #define SERVER_QUEUE_MAX_DEFAULT (1024u * 1024u)
 #define SERVER_READ_SIZE 16384u
 #define SERVER_MAX_WATCHERS_DEFAULT 32u
-/* Refused clients lingering for their error to be read; more are closed at once. */
-#define SERVER_REFUSING_MAX 16u
 #define SERVER_REFUSE_LINGER_USEC (2ull * 1000000ull)
 #define SERVER_TRIM_AFTER (1024u * 1024u)
+/* accept() failing (the file limit): the socket rests this long, doubling each time. */
+#define SERVER_ACCEPT_PAUSE_MIN_USEC (100ull * 1000ull)
+#define SERVER_ACCEPT_PAUSE_MAX_USEC (5ull * 1000000ull)
 #define SERVER_URL "https://github.com/keyctl/keyctl"
 
 struct client {
@@ -70,7 +71,14 @@ struct server {
 	void *upstream_userdata;
 	bool subscribed;
 	bool held; /* io.keyctl calls wait for server_release() */
-	bool told_full, told_evict, told_uid; /* log such news once, not once per connection */
+	/* accept() failed: listen_src is off until accept_retry fires after accept_pause_usec or
+	 * a connection is freed; accept_full_at were open then (the episode ends below that). */
+	sd_event_source *accept_retry;
+	uint64_t accept_pause_usec;
+	unsigned accept_full_at;
+	bool accept_paused;
+	/* log such news once, not once per connection */
+	bool told_full, told_evict, told_uid, told_accept;
 	struct server_cache cache;
 	size_t freed_since_trim; /* bytes of client buffers freed since the last malloc_trim() */
 };
@@ -96,8 +104,10 @@ int client_update_idle(struct client *c);
 /* server-methods.c: answers one complete message (len bytes, no NUL) from c. */
 int client_process(struct client *c, const char *msg, size_t len);
 
-/* server-admit.c: accepts on listen_fd from now on. */
+/* server-admit.c: accepts on listen_fd from now on; after a pause, at once (a connection was
+ * freed). */
 int server_listen_start(struct server *srv);
+void server_accept_resume(struct server *srv);
 
 /* server-socket.c */
 int server_socket_take_passed(struct server *srv);

@@ -68,11 +68,13 @@ static int on_gc(sd_event_source *s, void *userdata)
 {
 	struct server *srv = userdata;
 	struct client *c = srv->clients, *next;
+	bool freed = false;
 
 	for (; c; c = next) {
 		next = c->next;
 		if (!c->dead)
 			continue;
+		freed = true;
 		if (c->prev)
 			c->prev->next = c->next;
 		else
@@ -89,6 +91,9 @@ static int on_gc(sd_event_source *s, void *userdata)
 		(void)malloc_trim(0);
 		srv->freed_since_trim = 0;
 	}
+	/* A file is free again: a socket resting at the file limit takes its newcomer now. */
+	if (freed)
+		server_accept_resume(srv);
 	return 0;
 }
 
@@ -536,6 +541,7 @@ struct server *server_free(struct server *s)
 		client_free(c);
 	}
 	sd_event_source_disable_unref(s->listen_src);
+	sd_event_source_disable_unref(s->accept_retry);
 	sd_event_source_disable_unref(s->gc);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);

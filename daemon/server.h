@@ -15,6 +15,9 @@
 #include "model.h"
 
 #define SERVER_IDLE_USEC_DEFAULT (30ull * 1000000ull)
+/* Refused clients lingering for their error to be read (more are closed at once): files the
+ * server may hold beyond max_clients + max_watchers. */
+#define SERVER_REFUSING_MAX 16u
 
 struct server_config {
 	/* NULL or "": a socket passed by systemd (LISTEN_FDS), else $XDG_RUNTIME_DIR/keyctl/socket
