@@ -3,7 +3,9 @@
  * The Prometheus text format of a GetStatus reply. Every family is written whole (HELP, TYPE,
  * then all its samples) because the format forbids interleaving families. Subkeys that never
  * expire have no expiry samples (there is no date to alert on) but do have a level; revoked
- * and disabled subkeys have none at all: nobody renews them.
+ * and disabled subkeys have none at all: nobody renews them. Replaced subkeys and those of a
+ * retired key (the daemon's one rule of what counts) are not in the expiry and level families,
+ * which alerts read, but in keyctl_subkey_superseded, at 1.
  *
  * Does not: read the clock (now is a parameter), or decide the exit code (status.c).
  */
@@ -59,7 +61,8 @@ static void usage_label(char *buf, size_t size, unsigned caps)
 			                      names[i].name);
 }
 
-static void subkey_labels(FILE *out, const struct key *k, const struct subkey *s)
+/* with_reason: also why it is not counted, "retired" or "replaced" (and by which). */
+static void subkey_labels(FILE *out, const struct key *k, const struct subkey *s, bool with_reason)
 {
 	char usage[48];
 
@@ -72,6 +75,12 @@ static void subkey_labels(FILE *out, const struct key *k, const struct subkey *s
 	prometheus_put_label_value(out, usage);
 	fputs(",uid=", out);
 	prometheus_put_label_value(out, k->uid);
+	if (with_reason) {
+		fputs(",reason=", out);
+		prometheus_put_label_value(out, k->retired ? "retired" : "replaced");
+		fputs(",replaced_by=", out);
+		prometheus_put_label_value(out, s->replaced_by);
+	}
 	fputc('}', out);
 }
 
@@ -99,6 +108,39 @@ static bool subkey_listed(const struct key *k, const struct subkey *s)
 	return !k->revoked && !k->disabled && !s->revoked && !s->disabled;
 }
 
+/* Shown in keyctl_subkey_superseded instead of the expiry families, which alerts read: a
+ * replaced subkey (one the daemon still counts, its replacement not on its card, stays in
+ * those) and every subkey of a retired key. */
+static bool subkey_info_only(const struct key *k, const struct subkey *s)
+{
+	return subkey_listed(k, s) && subkey_superseded(k, s);
+}
+
+/* Only when there is one: a keyring that never rotated keeps its output as it was. */
+static void superseded_family(FILE *out, const struct key *keys, size_t n_keys)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < n_keys; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++)
+			n += subkey_info_only(&keys[i], &keys[i].subkeys[j]);
+	if (n == 0)
+		return;
+	family(out, "keyctl_subkey_superseded", "gauge",
+	       "1 for a (sub)key shown but not counted, so absent from the families above: "
+	       "replaced by a newer one (replaced_by), or of a retired key.");
+	for (size_t i = 0; i < n_keys; i++)
+		for (size_t j = 0; j < keys[i].n_subkeys; j++) {
+			const struct subkey *s = &keys[i].subkeys[j];
+
+			if (!subkey_info_only(&keys[i], s))
+				continue;
+			fputs("keyctl_subkey_superseded", out);
+			subkey_labels(out, &keys[i], s, true);
+			fputs(" 1\n", out);
+		}
+}
+
 enum subkey_metric { M_TIMESTAMP, M_DAYS, M_LEVEL };
 
 static void subkey_family(FILE *out, const struct key *keys, size_t n_keys, int64_t now,
@@ -109,7 +151,8 @@ static void subkey_family(FILE *out, const struct key *keys, size_t n_keys, int6
 			const struct subkey *s = &keys[i].subkeys[j];
 			int64_t v;
 
-			if (!subkey_listed(&keys[i], s) || (m != M_LEVEL && s->expires == 0))
+			if (!subkey_listed(&keys[i], s) || subkey_superseded(&keys[i], s) ||
+			    (m != M_LEVEL && s->expires == 0))
 				continue;
 			v = m == M_TIMESTAMP ? s->expires
 			    : m == M_DAYS    ? expiry_days_left(s->expires, now)
@@ -118,7 +161,7 @@ static void subkey_family(FILE *out, const struct key *keys, size_t n_keys, int6
 			      : m == M_DAYS    ? "keyctl_subkey_expiry_days"
 			                       : "keyctl_subkey_level",
 			      out);
-			subkey_labels(out, &keys[i], s);
+			subkey_labels(out, &keys[i], s, false);
 			fprintf(out, " %" PRId64 "\n", v);
 		}
 }
@@ -176,6 +219,7 @@ int prometheus_render(FILE *out, const struct daemon_info *d, const struct token
 	family(out, "keyctl_subkey_level", "gauge",
 	       "The (sub)key's level: 0 ok, 1 notice, 2 warning, 3 critical, 4 expired.");
 	subkey_family(out, keys, n_keys, now, M_LEVEL);
+	superseded_family(out, keys, n_keys);
 
 	for (size_t i = 0; i < n_findings; i++)
 		if ((unsigned)findings[i].level < LEVEL_MAX)

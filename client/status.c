@@ -38,15 +38,18 @@ int status_exit_code(const struct daemon_info *d, const struct key *keys, size_t
 	for (size_t i = 0; i < n_keys; i++) {
 		const struct key *k = &keys[i];
 
-		if (k->revoked || key_relied_only(k))
+		/* A retired key counts as ok (the daemon set its levels so); superseded subkeys
+		 * are shown, not counted. */
+		if (k->revoked || k->retired || key_relied_only(k))
 			continue;
 		r = MAX(r, level_exit(k->level));
 		for (size_t j = 0; j < k->n_subkeys; j++) {
 			const struct subkey *s = &k->subkeys[j];
 
-			if (s->revoked)
+			if (subkey_superseded(k, s))
 				continue;
 			r = MAX(r, level_exit(s->level));
+			/* A replaced one still counted is at most a warning: --warn-days too. */
 			if (warn_days >= 0 && s->expires != 0 && status_subkey_usable(s, now) &&
 			    expiry_days_left(s->expires, now) <= warn_days)
 				r = MAX(r, STATUS_EXIT_WARNING);

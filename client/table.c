@@ -407,6 +407,14 @@ struct subkey_row {
 	const char *sgr[SUB_COL_MAX];
 };
 
+/* GnuPG's long key id: a fingerprint's last 16 digits. */
+static const char *long_key_id(const char *fpr)
+{
+	size_t n = strlen(fpr);
+
+	return n > 16 ? fpr + n - 16 : fpr;
+}
+
 static void subkey_row_fill(const struct ctx *c, const struct key *k, const struct subkey *s,
                             struct subkey_row *row)
 {
@@ -427,7 +435,22 @@ static void subkey_row_fill(const struct ctx *c, const struct key *k, const stru
 	}
 	if (s->expires != 0)
 		expiry_format_relative(row->cells[SUB_COL_REL], n, s->expires, c->now);
-	snprintf(row->cells[SUB_COL_LEVEL], n, "%s", level_name(s->level));
+	if (subkey_superseded(k, s)) {
+		/* shown, not counted (the daemon's rule): its date stays, its level is why */
+		if (k->retired)
+			snprintf(row->cells[SUB_COL_LEVEL], n, "retired");
+		else
+			snprintf(row->cells[SUB_COL_LEVEL], n, "replaced by 0x%s",
+			         long_key_id(s->replaced_by));
+		for (size_t i = 0; i < SUB_COL_MAX; i++)
+			row->sgr[i] = SGR_DIM;
+		return;
+	}
+	if (!isempty(s->replaced_by))
+		snprintf(row->cells[SUB_COL_LEVEL], n, "%s, replacement 0x%s not on its card",
+		         level_name(s->level), long_key_id(s->replaced_by));
+	else
+		snprintf(row->cells[SUB_COL_LEVEL], n, "%s", level_name(s->level));
 	row->sgr[SUB_COL_REL] = s->level == LEVEL_OK ? NULL : lsgr;
 	row->sgr[SUB_COL_LEVEL] = lsgr;
 }
@@ -456,6 +479,8 @@ static void render_keys(const struct ctx *c)
 		fprintf(c->out, "%s%s%s", SEP, table_short_fpr(k->fingerprint), SEP);
 		if (k->revoked || k->disabled)
 			put_colored(c, SGR_DIM, k->revoked ? "revoked" : "disabled");
+		else if (k->retired)
+			put_colored(c, SGR_DIM, "retired");
 		else
 			put_colored(c, table_level_color(k->level), level_name(k->level));
 		if (k->tracked && !k->has_secret)

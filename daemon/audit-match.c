@@ -144,8 +144,8 @@ static enum audit_sign_state subkey_state(const struct key *k, const struct subk
 		return AUDIT_SIGN_CANNOT_SIGN;
 	if (k->revoked || s->revoked)
 		return AUDIT_SIGN_REVOKED;
-	if (k->expired || k->subkeys[0].level == LEVEL_EXPIRED || s->expired ||
-	    s->level == LEVEL_EXPIRED)
+	if (k->expired || k->subkeys[0].expiry_level == LEVEL_EXPIRED || s->expired ||
+	    s->expiry_level == LEVEL_EXPIRED)
 		return AUDIT_SIGN_EXPIRED;
 	/* gpg skips a candidate whose secret the agent does not have (finish_lookup). */
 	if (s->secret == SECRET_NONE)

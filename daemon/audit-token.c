@@ -216,8 +216,10 @@ void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct 
 		const struct subkey *sk = audit_find_subkey(x, t->openpgp.slots[s].fingerprint, &k);
 		struct finding *f;
 
-		/* A revoked one is revoked-key-on-card's, expired or not. */
-		if (!sk || sk->revoked || k->revoked || !(sk->level == LEVEL_EXPIRED || k->expired))
+		/* A revoked one is revoked-key-on-card's, expired or not; a replaced one is
+		 * replacement-not-on-card's; a retired key's the user knows about. */
+		if (!sk || sk->revoked || k->revoked || k->retired || !isempty(sk->replaced_by) ||
+		    !(sk->expiry_level == LEVEL_EXPIRED || k->expired))
 			continue;
 		f = slot_finding(x, r, t, s, k, sk, "which has expired");
 		if (f)
@@ -238,7 +240,7 @@ void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct tok
 
 		/* A revoked or expired one is revoked- or expired-key-on-card's. */
 		if (!sk || sk->secret != SECRET_NONE || sk->revoked || k->revoked ||
-		    sk->level == LEVEL_EXPIRED || audit_key_expired(k))
+		    sk->expiry_level == LEVEL_EXPIRED || audit_key_expired(k))
 			continue;
 		f = slot_finding(x, r, t, s, k, sk,
 		                 "but gpg does not know the card has its secret (no stub)");

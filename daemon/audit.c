@@ -163,7 +163,7 @@ static bool has_successor(const struct key *k, const struct subkey *s, bool allo
 		const struct subkey *o = &k->subkeys[i];
 		unsigned need = s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH);
 
-		if (o == s || o->revoked || o->level == LEVEL_EXPIRED)
+		if (o == s || o->revoked || o->expiry_level == LEVEL_EXPIRED)
 			continue;
 		if (o->is_primary && !allow_primary)
 			continue;
@@ -259,13 +259,41 @@ static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule 
 	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
+/* A replaced subkey that is still counted (expiry.c: its replacement is not on the card that
+ * holds it): the card signs with the old one until the new one is moved there. */
+static void rule_replacement_not_on_card(struct ctx *x, const struct rule *r, const struct key *k,
+                                         const struct subkey *s)
+{
+	struct expiry_words w;
+	struct finding *f;
+	size_t n = 0;
+
+	if (isempty(s->replaced_by) || s->level < LEVEL_NOTICE)
+		return;
+	while (n < k->n_subkeys && !fpr_eq(k->subkeys[n].fingerprint, s->replaced_by))
+		n++;
+	f = audit_add(x, r->id, s->level, k, s, NULL);
+	if (!f)
+		return;
+	expiry_words(x, s, &w);
+	audit_textf(f->message, sizeof(f->message),
+	            "%s 0x%s of %s%s %s%s (%s); its replacement 0x%s is not on that card yet",
+	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
+	            s->expiry_level == LEVEL_EXPIRED ? "" : "expires ", w.rel, w.date,
+	            audit_key_id(s->replaced_by));
+	audit_textf(f->hint, sizeof(f->hint),
+	            "Move the replacement to the card: gpg --edit-key %s, then \"key %zu\" and "
+	            "\"keytocard\"",
+	            k->fingerprint, n);
+}
+
 static void rule_subkey_no_expiry(struct ctx *x, const struct rule *r, const struct key *k,
                                   const struct subkey *s)
 {
 	struct expiry_words w;
 	struct finding *f;
 
-	if (s->level == LEVEL_EXPIRED || s->expires != 0)
+	if (s->expiry_level == LEVEL_EXPIRED || s->expires != 0)
 		return;
 	f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
 	if (!f)
@@ -284,7 +312,7 @@ static void rule_subkey_expiry_too_far(struct ctx *x, const struct rule *r, cons
 	struct expiry_words w;
 	struct finding *f;
 
-	if (s->level == LEVEL_EXPIRED || s->expires == 0 || x->cfg->max_validity_days == 0 ||
+	if (s->expiry_level == LEVEL_EXPIRED || s->expires == 0 || x->cfg->max_validity_days == 0 ||
 	    s->expires - x->now <= (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY)
 		return;
 	f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
@@ -303,7 +331,7 @@ static void rule_primary_secret_on_disk(struct ctx *x, const struct rule *r, con
 	const struct subkey *primary = &k->subkeys[0];
 	struct finding *f;
 
-	if (primary->level == LEVEL_EXPIRED || primary->secret != SECRET_DISK)
+	if (primary->expiry_level == LEVEL_EXPIRED || primary->secret != SECRET_DISK)
 		return;
 	f = audit_add(x, r->id, LEVEL_NOTICE, k, primary, NULL);
 	if (!f)
@@ -321,12 +349,12 @@ static void rule_subkey_secret_on_disk(struct ctx *x, const struct rule *r, cons
 {
 	struct finding *f;
 
-	if (k->subkeys[0].level == LEVEL_EXPIRED)
+	if (k->subkeys[0].expiry_level == LEVEL_EXPIRED)
 		return;
 	for (size_t i = 1; i < k->n_subkeys; i++) {
 		const struct subkey *s = &k->subkeys[i];
 
-		if (s->revoked || s->level == LEVEL_EXPIRED || s->secret != SECRET_DISK ||
+		if (s->revoked || s->expiry_level == LEVEL_EXPIRED || s->secret != SECRET_DISK ||
 		    !(s->capabilities & (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH)))
 			continue;
 		f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
@@ -355,7 +383,7 @@ static void rule_card_not_seen(struct ctx *x, const struct rule *r, const struct
 		bool seen = false;
 		struct finding *f;
 
-		if (!t || t->present || s->revoked || s->level == LEVEL_EXPIRED)
+		if (!t || t->present || s->revoked || s->expiry_level == LEVEL_EXPIRED)
 			continue;
 		for (size_t d = 0; d < n_done; d++)
 			seen = seen || done[d] == t;
@@ -426,7 +454,7 @@ static void signing_message(struct finding *f, const char *what, const char *spe
 
 bool audit_key_expired(const struct key *k)
 {
-	return k->expired || k->subkeys[0].level == LEVEL_EXPIRED;
+	return k->expired || k->subkeys[0].expiry_level == LEVEL_EXPIRED;
 }
 
 /* The way out that fits the trouble; then, always, pointing at another key (set_other). */
@@ -482,7 +510,7 @@ static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 	f = audit_add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
 	if (!f)
 		return;
-	if (k && (k->revoked || k->expired || k->subkeys[0].level == LEVEL_EXPIRED)) {
+	if (k && (k->revoked || k->expired || k->subkeys[0].expiry_level == LEVEL_EXPIRED)) {
 		audit_textf(f->message, sizeof(f->message),
 		            "gpg.conf names %s (0x%s) as default-key, but that key is %s",
 		            audit_uid_or_fpr(k), audit_key_id(k->fingerprint),
@@ -499,6 +527,7 @@ static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 static const struct rule rules[] = {
 	{ "subkey-expiring", .subkey = rule_subkey_expiring },
 	{ "subkey-expired-no-replacement", .subkey = rule_subkey_expired_no_replacement },
+	{ "replacement-not-on-card", .subkey = rule_replacement_not_on_card },
 	{ "subkey-no-expiry", .subkey = rule_subkey_no_expiry },
 	{ "subkey-expiry-too-far", .subkey = rule_subkey_expiry_too_far },
 	{ "primary-secret-on-disk", .key = rule_primary_secret_on_disk },
@@ -525,7 +554,7 @@ static const struct rule rules[] = {
 static void run_key_rules(struct ctx *x, const struct key *k)
 {
 	/* An expired key is one finding (its primary), not one per subkey. */
-	bool key_expired = k->subkeys[0].level == LEVEL_EXPIRED;
+	bool key_expired = k->subkeys[0].expiry_level == LEVEL_EXPIRED;
 
 	for (size_t i = 0; i < k->n_subkeys; i++) {
 		const struct subkey *s = &k->subkeys[i];
@@ -560,7 +589,8 @@ int audit_run(const struct token *tokens, size_t n_tokens, const struct key *key
 	if (!isempty(x.daemon->git_signing_key))
 		audit_resolve_signing(keys, n_keys, x.daemon->git_signing_key, &x.git);
 	for (size_t i = 0; i < n_keys; i++)
-		if (key_usable(&keys[i]) && !key_relied_only(&keys[i]))
+		/* A retired key is the user's "I know": shown, never a finding. */
+		if (key_usable(&keys[i]) && !key_relied_only(&keys[i]) && !keys[i].retired)
 			run_key_rules(&x, &keys[i]);
 	for (size_t j = 0; j < ELEMENTSOF(rules); j++)
 		if (rules[j].keys_done)

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Expiry: the pure part sets levels on keys and finds the next deadline; the timer part wakes the
- * loop at that deadline. The timer is an sd-event CLOCK_REALTIME timer with 1 s accuracy (levels
- * are about days; one second lets the kernel coalesce wake-ups and costs nothing visible).
- * Absolute CLOCK_REALTIME timers already fire at the right wall time after the clock is set, but a
- * backward jump can make a crossed threshold uncrossed again, so a second timerfd with
- * TFD_TIMER_CANCEL_ON_SET reports every clock change and the callback recomputes.
+ * loop at that deadline. The levels are what counts, the one rule every output honours: a
+ * subkey replaced by a newer usable one of the same use, a revoked one and every subkey of a key
+ * retired in keyctl.conf stay listed but count as ok (their level by the clock alone is kept
+ * in expiry_level for the audit); a replaced subkey on a card whose replacement is not on that
+ * card still counts, at most as a warning, since the card is what signs. The timer is an sd-event
+ * CLOCK_REALTIME timer with 1 s accuracy (levels are about days; one second lets the kernel
+ * coalesce wake-ups and costs nothing visible). Absolute CLOCK_REALTIME timers already fire at the
+ * right wall time after the clock is set, but a backward jump can make a crossed threshold
+ * uncrossed again, so a second timerfd with TFD_TIMER_CANCEL_ON_SET reports every clock change and
+ * the callback recomputes.
  *
  * Does not: notify, log, or decide what a level means to a user (audit.c words findings).
  */
@@ -13,6 +18,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -34,11 +40,77 @@ struct expiry_policy expiry_policy_from_config(const struct config *cfg)
 
 static const unsigned caps[] = { CAP_SIGN, CAP_ENCRYPT, CAP_AUTH };
 
+#define USES (CAP_SIGN | CAP_ENCRYPT | CAP_AUTH)
+
+static bool key_retired(const struct key *k, const struct config *cfg)
+{
+	for (unsigned i = 0; i < cfg->n_retired; i++)
+		if (strcasecmp(cfg->retired[i], k->fingerprint) == 0)
+			return true;
+	return false;
+}
+
+/* o takes over from s: a newer subkey of the same key doing at least what s does, usable now
+ * (not revoked, not expired), and lasting longer or for ever. */
+static bool replaces(const struct subkey *o, const struct subkey *s)
+{
+	unsigned need = s->capabilities & USES;
+
+	if (o == s || o->is_primary || o->revoked || o->expired ||
+	    o->expiry_level == LEVEL_EXPIRED || o->created <= s->created)
+		return false;
+	if (need == 0 || (o->capabilities & need) != need)
+		return false;
+	return o->expires == 0 || (s->expires != 0 && o->expires > s->expires);
+}
+
+/* The newest subkey that replaces s, or NULL: after two rotations the one in use now. */
+static const struct subkey *replacement(const struct key *k, const struct subkey *s)
+{
+	const struct subkey *best = NULL;
+
+	if (s->is_primary)
+		return NULL; /* the primary's expiry is the key's */
+	for (size_t i = 0; i < k->n_subkeys; i++)
+		if (replaces(&k->subkeys[i], s) && (!best || k->subkeys[i].created > best->created))
+			best = &k->subkeys[i];
+	return best;
+}
+
+/* The card is what signs: s lives on a card (its stub names the serial) and its replacement is
+ * not on that card, so until it is moved there the old subkey is still the one in use. */
+static bool replacement_off_card(const struct subkey *s, const struct subkey *o)
+{
+	if (s->secret != SECRET_CARD || isempty(s->card_serial))
+		return false;
+	if (o->secret == SECRET_CARD && strcasecmp(o->card_serial, s->card_serial) == 0)
+		return false;
+	return isempty(s->token_id) || !streq(o->token_id, s->token_id);
+}
+
+/* What counts: a superseded subkey (revoked, replaced, of a retired key) is ok, a replaced one
+ * whose replacement is not on its card at most warning. */
+static void subkey_count(const struct key *k, struct subkey *s)
+{
+	const struct subkey *o = replacement(k, s);
+
+	s->replaced_by[0] = 0;
+	if (o)
+		strcpy_trunc(s->replaced_by, sizeof(s->replaced_by), o->fingerprint);
+	if (k->retired || s->revoked)
+		s->level = LEVEL_OK;
+	else if (o)
+		s->level =
+		        replacement_off_card(s, o) ? MIN(s->expiry_level, LEVEL_WARNING) : LEVEL_OK;
+}
+
+/* The worst, over its uses (and its primary key), of the best counted subkey for that use; a
+ * replaced subkey still counted (its replacement off its card) counts on its own. */
 static enum level key_level(const struct key *k)
 {
 	enum level worst = LEVEL_OK;
 
-	if (k->revoked || k->n_subkeys == 0)
+	if (k->revoked || k->retired || k->n_subkeys == 0)
 		return LEVEL_OK;
 	/* The primary's expiry is the key's. */
 	worst = k->subkeys[0].level;
@@ -49,8 +121,12 @@ static enum level key_level(const struct key *k)
 		for (size_t i = 0; i < k->n_subkeys; i++) {
 			const struct subkey *s = &k->subkeys[i];
 
-			if (s->revoked || !(s->capabilities & caps[c]))
+			if (subkey_superseded(k, s) || !(s->capabilities & caps[c]))
 				continue;
+			if (!isempty(s->replaced_by)) {
+				worst = MAX(worst, s->level);
+				continue;
+			}
 			any = true;
 			best = MIN(best, s->level);
 		}
@@ -68,17 +144,22 @@ int64_t expiry_apply(struct key *keys, size_t n_keys, const struct config *cfg, 
 	for (size_t i = 0; i < n_keys; i++) {
 		struct key *k = &keys[i];
 
+		k->retired = key_retired(k, cfg);
 		for (size_t j = 0; j < k->n_subkeys; j++) {
 			struct subkey *s = &k->subkeys[j];
 			int64_t t;
 
-			s->level = expiry_level(&p, s->expires, s->expired, now);
-			/* Revoked subkeys still show their expiry, so their level must stay true
-			 * too: one extra wake-up per threshold is cheap. */
+			s->expiry_level = expiry_level(&p, s->expires, s->expired, now);
+			s->level = s->expiry_level;
+			/* Superseded subkeys still show their expiry, and a replacement's expiry
+			 * ends the supersession: one extra wake-up per threshold is cheap. */
 			t = expiry_next_change(&p, s->expires, now);
 			if (t > 0 && (next == 0 || t < next))
 				next = t;
 		}
+		/* After every raw level: replacement() asks whether the newer one expired. */
+		for (size_t j = 0; j < k->n_subkeys; j++)
+			subkey_count(k, &k->subkeys[j]);
 		k->level = key_level(k);
 	}
 	return next;

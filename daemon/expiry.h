@@ -20,11 +20,15 @@
 struct expiry_policy expiry_policy_from_config(const struct config *cfg);
 
 /*
- * Sets every subkey's level and every key's level, and returns the next moment (epoch seconds)
- * at which any of them, or any threshold crossing, changes; 0 when none. A key's level is the
- * worst over its capabilities (and its primary key) of the best non-revoked subkey offering that
- * capability: an expired subkey that has a valid successor does not make the key "expired". A
- * revoked key is LEVEL_OK: revocation is reported on its own, not as expiry.
+ * Sets every subkey's expiry_level (by the clock), replaced_by and level (what counts), every
+ * key's retired and level, and returns the next moment (epoch seconds) at which any of them, or
+ * any threshold crossing, changes; 0 when none. A subkey is replaced by the newest subkey of the
+ * same key that is newer, does at least its uses (sign, encrypt, authenticate), is neither
+ * revoked nor expired and expires later or never; a replaced or revoked subkey, and every
+ * subkey of a key named in [keyring] retired, count as LEVEL_OK. Exception: a replaced subkey
+ * whose stub names a card that its replacement is not on counts, at most as LEVEL_WARNING. A
+ * key's level is the worst over its uses (and its primary key) of the best counted subkey for
+ * that use. A revoked or retired key is LEVEL_OK: revocation is reported on its own.
  */
 int64_t expiry_apply(struct key *keys, size_t n_keys, const struct config *cfg, int64_t now);
 

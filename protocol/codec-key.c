@@ -46,6 +46,8 @@ int codec_subkey_to_json(const struct subkey *s, json_object **ret)
 	/* Only when true: one subkey in all has it. */
 	if (s->git_signs && put_bool(o, "git_signs", true) < 0)
 		return -ENOMEM;
+	if (!isempty(s->replaced_by) && put_str(o, "replaced_by", s->replaced_by) < 0)
+		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -66,6 +68,7 @@ static const struct varlink_field subkey_table[] = {
 	F_STR(struct subkey, token_id, M),
 	F_CB("level", struct subkey, level, M, codec_dispatch_level),
 	{ "git_signs", VARLINK_BOOL, 0, offsetof(struct subkey, git_signs), 0, NULL },
+	F_STR(struct subkey, replaced_by, N),
 	{},
 };
 
@@ -89,6 +92,8 @@ int codec_key_to_json(const struct key *k, json_object **ret)
 	    put_str(o, "level", level_to_string(k->level)) < 0)
 		return -ENOMEM;
 	if (k->relied_on && put_bool(o, "relied_on", true) < 0)
+		return -ENOMEM;
+	if (k->retired && put_bool(o, "retired", true) < 0)
 		return -ENOMEM;
 	if (put_time(o, "upstream_checked", k->upstream_checked) < 0 ||
 	    (!isempty(k->upstream_error) && put_str(o, "upstream_error", k->upstream_error) < 0))
@@ -146,6 +151,7 @@ static const struct varlink_field key_table[] = {
 	F_BOOL(struct key, has_secret),
 	F_BOOL(struct key, tracked),
 	{ "relied_on", VARLINK_BOOL, 0, offsetof(struct key, relied_on), 0, NULL },
+	{ "retired", VARLINK_BOOL, 0, offsetof(struct key, retired), 0, NULL },
 	F_TIME(struct key, upstream_checked),
 	F_STR(struct key, upstream_error, N),
 	F_CB("level", struct key, level, M, codec_dispatch_level),

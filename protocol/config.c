@@ -383,6 +383,8 @@ static int parse_key(struct parse_ctx *x, const char *section, const char *name,
 		return path_value(x, section, name, value, c->gnupghome, sizeof(c->gnupghome));
 	if (streq(section, "keyring") && streq(name, "track"))
 		return parse_fprs(x, "[keyring] track", value, c->track, &c->n_track);
+	if (streq(section, "keyring") && streq(name, "retired"))
+		return parse_fprs(x, "[keyring] retired", value, c->retired, &c->n_retired);
 	if (streq(section, "upstream"))
 		return parse_upstream_key(x, name, value);
 	if (streq(section, "expiry") && streq(name, "thresholds"))

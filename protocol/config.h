@@ -49,6 +49,8 @@ struct config {
 	char gnupghome[PATH_MAX]; /* "" means $GNUPGHOME or ~/.gnupg */
 	unsigned n_track;
 	char track[CONFIG_TRACK_MAX][FPR_HEX_MAX]; /* fingerprints tracked without a secret part */
+	unsigned n_retired;
+	char retired[CONFIG_TRACK_MAX][FPR_HEX_MAX]; /* keys the user retired: shown, not counted */
 
 	/* [expiry] thresholds in days, strictly descending */
 	unsigned n_thresholds;

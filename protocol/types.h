@@ -161,8 +161,17 @@ struct subkey {
 	enum secret_location secret;
 	char card_serial[SERIAL_MAX]; /* the stub's card serial when secret == SECRET_CARD */
 	char token_id[TOKEN_ID_MAX]; /* the token that holds it; "" when none is known */
+	/* What counts (expiry.c decides): its expiry level, lowered to ok when it is superseded
+	 * (revoked, replaced, its key retired) and to at most warning when its replacement is not
+	 * yet on the card that holds it. */
 	enum level level;
 	bool git_signs; /* git's user.signingkey resolves to it, and it can sign */
+	/* The newer usable subkey of the same use on the same key that takes over from it; "" when
+	 * none. */
+	char replaced_by[FPR_HEX_MAX];
+	/* Daemon-side, not on the wire: its level by the clock alone, before what counts lowered
+	 * it. The audit's "has it expired" reads this one. */
+	enum level expiry_level;
 };
 
 struct key {
@@ -174,10 +183,11 @@ struct key {
 	bool tracked; /* named in the configuration */
 	bool relied_on; /* another's key with full or ultimate owner trust, or certified by an own
 	                   key */
+	bool retired; /* named in keyctl.conf's [keyring] retired: shown, never counted */
 	/* Its last upstream check: when (0: never), and why it brought no copy ("" when it did). */
 	int64_t upstream_checked;
 	char upstream_error[ERROR_TEXT_MAX];
-	enum level level; /* worst level of its usable subkeys */
+	enum level level; /* worst level of its subkeys that count (ok when retired) */
 	size_t n_subkeys;
 	struct subkey *subkeys; /* subkeys[0] is the primary key */
 };
@@ -238,6 +248,14 @@ int secret_location_from_string(const char *s);
 static inline bool key_relied_only(const struct key *k)
 {
 	return k->relied_on && !k->has_secret && !k->tracked;
+}
+
+/* Shown as information but not counted: a revoked subkey, one replaced by a newer subkey
+ * (unless the daemon still counts it: its replacement is not on its card yet), any subkey of a
+ * retired key. The daemon has already lowered its level; this tells the outputs to say why. */
+static inline bool subkey_superseded(const struct key *k, const struct subkey *s)
+{
+	return k->retired || s->revoked || (!isempty(s->replaced_by) && s->level == LEVEL_OK);
 }
 
 /* Deep copy of a key (its subkeys array). Returns 0 or -ENOMEM. */

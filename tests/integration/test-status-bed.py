@@ -6,8 +6,11 @@ subkeys 100 days away with touch on (0), a signing subkey 5 days away (1), one 1
 a stopped daemon gives 3 with the way to start it. Checks the table (serial, "YubiKey", short
 fingerprints, "in 5 days", level words, <= 100 columns, colour switches), --json against a raw
 GetStatus from varlink_raw.py, --quiet, --warn-days, Prometheus text, --watch across a card
-insertion, and KEYCTL_TIME_OFFSET moving 5 days to 2 (exit 1 -> 2). Every process is stopped
-by pid, also on failure."""
+insertion, and KEYCTL_TIME_OFFSET moving 5 days to 2 (exit 1 -> 2). A fourth keyring rotates
+subkeys (one replaced after it expired, one 5 days before, one revoked) and retires an expired key
+in keyctl.conf: exit 0, the table says "replaced by 0x..." and "retired", Prometheus leaves them
+out of keyctl_subkey_level; without the retired line exit 2. Every process is stopped by pid,
+also on failure."""
 import json, os, re, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -23,10 +26,14 @@ DAY = 86400
 
 
 class Daemon:
-    def __init__(self, kr, offset=0):
+    def __init__(self, kr, offset=0, conf=None):
         self.tmp = procs.tmpdir('keyctl-status-bed-')
         os.makedirs(os.path.join(self.tmp, 'runtime'), mode=0o700)
         os.makedirs(os.path.join(self.tmp, 'config'), mode=0o700)
+        if conf is not None:
+            os.makedirs(os.path.join(self.tmp, 'config', 'keyctl'), mode=0o700)
+            with open(os.path.join(self.tmp, 'config', 'keyctl', 'keyctl.conf'), 'w') as f:
+                f.write(conf)
         self.socket = os.path.join(self.tmp, 'runtime', 'keyctl', 'socket')
         self.log_path = os.path.join(self.tmp, 'keyctld.log')
         self.env = dict(os.environ, **kr.env, HOME=self.tmp,
@@ -254,11 +261,110 @@ def scenario_critical(pcscd, card):
             d.stop()
 
 
+def prom_samples(prom):
+    """{family: [(labels, value)]} of a Prometheus text."""
+    samples = {}
+    for line in prom.splitlines():
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$', line)
+        if m and not line.startswith('#'):
+            samples.setdefault(m.group(1), []).append((m.group(2) or '', float(m.group(3))))
+    return samples
+
+
+def add_subkey(kr, fpr, algo, usage, expire):
+    before = set(kr.subkeys(fpr))
+    kr.gpg('--quick-add-key', fpr, algo, usage, expire)
+    return [s for s in kr.subkeys(fpr) if s not in before][0]
+
+
+def scenario_rotation(pcscd, card):
+    """One rule for what counts: Alice all fine on the card; Bob (on disk) rotated his signing
+    subkey after it expired and his encryption subkey 5 days before it expires, and revoked an
+    authentication subkey due in 2 days; Carol's expired key is retired in keyctl.conf."""
+    with kb.Keyring(pcscd) as kr:
+        kr._bed_pcscd = pcscd
+        key = make_key(kr, card, (100, 100, 100), {'sig': 'on', 'enc': 'on', 'aut': 'on'})
+        bob = kr.create_key(uid='Bob Rotor <bob@example.org>',
+                            subkeys={'sig': -10, 'enc': 100, 'aut': 100})
+        kr.gpg('--quick-set-expire', bob['fpr'], '5d', bob['enc'])
+        kr.gpg('--quick-set-expire', bob['fpr'], '2d', bob['aut'])
+        kr.revoke_subkey(bob['fpr'], bob['aut'])
+        sig2 = add_subkey(kr, bob['fpr'], 'ed25519', 'sign', '1y')
+        enc2 = add_subkey(kr, bob['fpr'], 'cv25519', 'encr', '1y')
+        carol = kr.create_key(uid='Carol Retired <carol@example.org>', subkeys={'sig': -5},
+                              primary_expires=-5)
+        conf = '[keyring]\nretired = %s\n' % carol['fpr']
+        d = Daemon(kr, conf=conf)
+        try:
+            if not check(d.ready(key), 'rotation keyring: daemon lists the card and the keys',
+                         d.log()[-2000:]):
+                return
+            rc, out, err = d.status('--color=never')
+            check(rc == 0, f'rotated subkeys and a retired key: exit 0 (got {rc})', out + err)
+            lines = out.splitlines()
+
+            def line_of(text):
+                return [l for l in lines if text in l]
+            old_sig = [l for l in lines if 'expired 10 days ago' in l]
+            check(old_sig and f'replaced by 0x{sig2[-16:]}' in old_sig[0],
+                  'table: the expired signing subkey says "replaced by 0x<new>"', out)
+            old_enc = [l for l in lines if 'in 5 days' in l]
+            check(old_enc and f'replaced by 0x{enc2[-16:]}' in old_enc[0],
+                  'table: the 5-day encryption subkey says "replaced by 0x<new>"', out)
+            check(any('revoked' in l for l in line_of('[A]')), 'table: the revoked one says so',
+                  out)
+            carol_line = line_of('Carol Retired')
+            check(carol_line and carol_line[0].rstrip().endswith('retired'),
+                  'table: the retired key says "retired"', out)
+            bob_line = line_of('Bob Rotor')
+            check(bob_line and '  ok' in bob_line[0], 'table: Bob\'s key is ok', out)
+            check('critical' not in out and 'warning' not in out.split('FINDINGS')[-1],
+                  'no warning or critical finding', out)
+            rc, _, _ = d.status('--warn-days=30', '--quiet')
+            check(rc == 0, f'--warn-days=30 does not count the replaced 5-day subkey (got {rc})')
+            rc, js, _ = d.status('--json')
+            st = json.loads(js) if js else {}
+            subs = {s['fingerprint']: s for k in st.get('keys', []) for s in k['subkeys']}
+            keys = {k['fingerprint']: k for k in st.get('keys', [])}
+            check(subs.get(bob['sig'], {}).get('replaced_by') == sig2 and
+                  subs.get(bob['sig'], {}).get('level') == 'ok',
+                  'JSON: the old signing subkey has replaced_by and level ok',
+                  subs.get(bob['sig']))
+            check(keys.get(carol['fpr'], {}).get('retired') is True and
+                  keys.get(carol['fpr'], {}).get('level') == 'ok',
+                  'JSON: Carol\'s key is retired, level ok', keys.get(carol['fpr']))
+            rc, prom, _ = d.status('--format=prometheus')
+            check(rc == 0, f'--format=prometheus exits 0 too (got {rc})')
+            sm = prom_samples(prom)
+            lv = [lbl for lbl, _ in sm.get('keyctl_subkey_level', [])]
+            check(not any(bob['sig'] in l or bob['enc'] in l or carol['fpr'] in l for l in lv),
+                  'Prometheus: no keyctl_subkey_level for replaced subkeys or the retired key',
+                  prom)
+            check(max((v for _, v in sm.get('keyctl_subkey_level', [])), default=0) == 0,
+                  'Prometheus: every keyctl_subkey_level is 0', prom)
+            sup = {lbl: v for lbl, v in sm.get('keyctl_subkey_superseded', [])}
+            check(any(bob['sig'] in l and f'replaced_by="{sig2}"' in l for l in sup) and
+                  any(carol['fpr'] in l and 'reason="retired"' in l for l in sup),
+                  'Prometheus: keyctl_subkey_superseded names them, with replaced_by / retired',
+                  prom)
+        finally:
+            d.stop()
+        # Without the retired line, Carol's expired key counts again: exit 2.
+        d = Daemon(kr, conf='')
+        try:
+            if check(d.ready(key), 'daemon without [keyring] retired is ready', d.log()[-2000:]):
+                rc, out, err = d.status('--color=never')
+                check(rc == 2, f'not retired, the expired key counts: exit 2 (got {rc})',
+                      out + err)
+        finally:
+            d.stop()
+
+
 def main():
     card = [None]
     try:
         with kb.Pcscd() as pcscd:
-            for s in (scenario_fine, scenario_warning, scenario_critical):
+            for s in (scenario_fine, scenario_warning, scenario_critical, scenario_rotation):
                 try:
                     s(pcscd, card)
                 except kb.BedUnavailable:

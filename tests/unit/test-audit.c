@@ -269,6 +269,92 @@ TEST(subkey_expired_no_replacement)
 	world_done(&w);
 }
 
+/* A newer signing subkey (index 4) beside the one the card holds (index 1). */
+static void add_replacement(struct world *w, int64_t old_expires, enum secret_location loc,
+                            const char *card)
+{
+	w->subs[1].expires = old_expires;
+	w->subs[1].expired = old_expires <= NOW;
+	set_subkey(&w->subs[4], "5A1E0F3C9B7D2E4F6A8C0B1D3E5F7A9C2B4D6E80", CAP_SIGN, loc);
+	w->subs[4].created = NOW - 2 * DAY;
+	if (card)
+		strcpy(w->subs[4].card_serial, card);
+	w->key.n_subkeys = 5;
+}
+
+TEST(replaced_subkey)
+{
+	struct world w;
+
+	/* Replaced before its expiry, the replacement moved to the same card: quiet. */
+	world_init(&w);
+	add_replacement(&w, NOW + 5 * DAY, SECRET_CARD, AID_A);
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	/* Replaced after its expiry: no expiry finding, nor the card's. */
+	add_replacement(&w, NOW - 5 * DAY, SECRET_CARD, AID_A);
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	/* A revoked subkey: nothing either. */
+	world_reset(&w);
+	w.subs[2].expires = NOW - 5 * DAY;
+	w.subs[2].expired = true;
+	w.subs[2].revoked = true;
+	w.tokens[0].openpgp.slots[SLOT_ENCRYPT].fingerprint[0] = 0;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
+TEST(replacement_not_on_card)
+{
+	struct world w;
+	const struct finding *f;
+
+	/* The carried card A holds the old signing subkey; its replacement is on backup card B. */
+	world_init(&w);
+	add_replacement(&w, NOW + 2 * DAY, SECRET_CARD, AID_B);
+	world_run(&w, NULL);
+	expect_only(&w, "replacement-not-on-card", 1);
+	f = get(&w, "replacement-not-on-card");
+	ASSERT_EQ(f->level, LEVEL_WARNING);
+	ASSERT_STREQ(f->subkey, FPR_SIG);
+	ASSERT_STREQ(f->message, "Signing subkey 0x123FE942CEC8B16E of Alice <alice@example.org> "
+	                         "on YubiKey #12345678 expires in 2 days (2026-12-05); its "
+	                         "replacement 0x3E5F7A9C2B4D6E80 is not on that card yet");
+	ASSERT_STREQ(f->hint, "Move the replacement to the card: gpg --edit-key " FPR_PRI
+	                      ", then \"key 4\" and \"keytocard\"");
+	/* Expired on the card: still a warning, and the card's own finding is this one. */
+	add_replacement(&w, NOW - 1 * DAY, SECRET_CARD, AID_B);
+	world_run(&w, NULL);
+	expect_only(&w, "replacement-not-on-card", 1);
+	ASSERT_EQ(w.f[0].level, LEVEL_WARNING);
+	ASSERT_STREQ(w.f[0].message, "Signing subkey 0x123FE942CEC8B16E of Alice "
+	                             "<alice@example.org> on YubiKey #12345678 expired 1 day ago "
+	                             "(2026-12-02); its replacement 0x3E5F7A9C2B4D6E80 is not on "
+	                             "that card yet");
+	world_done(&w);
+}
+
+TEST(retired_key)
+{
+	struct world w;
+
+	world_init(&w);
+	w.subs[0].expires = NOW - 10 * DAY;
+	w.subs[0].expired = true;
+	w.subs[0].secret = SECRET_DISK;
+	world_run(&w, NULL);
+	ASSERT_TRUE(w.n > 0);
+	w.cfg.n_retired = 1;
+	strcpy(w.cfg.retired[0], FPR_PRI);
+	world_run(&w, NULL);
+	ASSERT_TRUE(w.key.retired);
+	ASSERT_EQ(w.key.level, LEVEL_OK);
+	ASSERT_EQ(w.n, 0);
+	world_done(&w);
+}
+
 TEST(subkey_no_expiry)
 {
 	struct world w;
@@ -966,6 +1052,9 @@ int main(void)
 	RUN(match);
 	RUN(subkey_expiring);
 	RUN(subkey_expired_no_replacement);
+	RUN(replaced_subkey);
+	RUN(replacement_not_on_card);
+	RUN(retired_key);
 	RUN(subkey_no_expiry);
 	RUN(subkey_expiry_too_far);
 	RUN(primary_secret_on_disk);

@@ -169,7 +169,10 @@ TEST(roundtrip_key)
 	json_object *o;
 
 	k.subkeys[1].git_signs = true;
+	strcpy_trunc(k.subkeys[1].replaced_by, sizeof(k.subkeys[1].replaced_by),
+	             "5A1E0F3C9B7D2E4F6A8C0B1D3E5F7A9C2B4D6E80");
 	k.relied_on = true;
+	k.retired = true;
 	k.upstream_checked = 1796524127;
 	strcpy_trunc(k.upstream_error, sizeof(k.upstream_error), "dirmngr: No keyserver available");
 	ASSERT_OK(codec_key_to_json(&k, &o));
@@ -192,6 +195,12 @@ TEST(roundtrip_key)
 	ASSERT_FALSE(back.subkeys[0].git_signs);
 	ASSERT_FALSE(json_object_object_get_ex(
 	        json_object_array_get_idx(json_object_object_get(o, "subkeys"), 0), "git_signs",
+	        NULL));
+	/* replaced_by and retired likewise: only where set. */
+	ASSERT_TRUE(back.retired);
+	ASSERT_STREQ(back.subkeys[1].replaced_by, "5A1E0F3C9B7D2E4F6A8C0B1D3E5F7A9C2B4D6E80");
+	ASSERT_FALSE(json_object_object_get_ex(
+	        json_object_array_get_idx(json_object_object_get(o, "subkeys"), 0), "replaced_by",
 	        NULL));
 	key_done(&back);
 	json_object_put(o);

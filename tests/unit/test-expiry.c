@@ -157,6 +157,171 @@ TEST(apply)
 	}
 }
 
+/* A key of rotated subkeys: the primary (never expires) and n subkeys, the i-th created i days
+ * after the primary, each named "000...0i" so that replaced_by can be checked. */
+static void rotated(struct key *k, struct subkey *subs, size_t n)
+{
+	memset(k, 0, sizeof(*k));
+	strcpy(k->fingerprint, "C26E5BD792EB8F4EC1606B68B82E9F4BA59A4309");
+	subs[0] = sub(CAP_CERTIFY, 0);
+	subs[0].is_primary = true;
+	subs[0].created = NOW - 1000 * DAY;
+	for (size_t i = 1; i < n; i++)
+		snprintf(subs[i].fingerprint, sizeof(subs[i].fingerprint), "%040zu", i);
+	k->subkeys = subs;
+	k->n_subkeys = n;
+}
+
+static void rotation(struct subkey *s, unsigned caps, int64_t created, int64_t expires)
+{
+	char fpr[FPR_HEX_MAX];
+
+	strcpy(fpr, s->fingerprint);
+	*s = sub(caps, expires);
+	strcpy(s->fingerprint, fpr);
+	s->created = created;
+	s->expired = expires != 0 && expires <= NOW;
+}
+
+TEST(replaced)
+{
+	struct subkey subs[4];
+	struct key k;
+
+	/* Replaced before its expiry: an encryption subkey due in 5 days, a 1-year one since. */
+	rotated(&k, subs, 3);
+	rotation(&subs[1], CAP_ENCRYPT, NOW - 360 * DAY, NOW + 5 * DAY);
+	rotation(&subs[2], CAP_ENCRYPT, NOW - 1 * DAY, NOW + 365 * DAY);
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].expiry_level, LEVEL_WARNING);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_STREQ(subs[1].replaced_by, subs[2].fingerprint);
+	ASSERT_STREQ(subs[2].replaced_by, "");
+	ASSERT_EQ(k.level, LEVEL_OK);
+
+	/* Replaced after its expiry: the old signing subkey expired 10 days ago. */
+	rotation(&subs[1], CAP_SIGN, NOW - 400 * DAY, NOW - 10 * DAY);
+	rotation(&subs[2], CAP_SIGN, NOW - 20 * DAY, NOW + 90 * DAY);
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].expiry_level, LEVEL_EXPIRED);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_STREQ(subs[1].replaced_by, subs[2].fingerprint);
+	ASSERT_EQ(k.level, LEVEL_OK);
+
+	/* The replacement itself expiring: it counts, the old one does not. */
+	subs[2].expires = NOW + 5 * DAY;
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(subs[2].level, LEVEL_WARNING);
+	ASSERT_EQ(k.level, LEVEL_WARNING);
+	/* ... and once it has expired too, nothing replaces the old one any more. */
+	expiry_apply(&k, 1, &cfg, NOW + 6 * DAY);
+	ASSERT_STREQ(subs[1].replaced_by, "");
+	ASSERT_EQ(subs[1].level, LEVEL_EXPIRED);
+	ASSERT_EQ(k.level, LEVEL_EXPIRED);
+
+	/* Not a replacement: newer but expiring sooner; or expiring later but older. */
+	rotation(&subs[1], CAP_SIGN, NOW - 30 * DAY, NOW + 5 * DAY);
+	rotation(&subs[2], CAP_SIGN, NOW - 20 * DAY, NOW + 2 * DAY);
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_STREQ(subs[1].replaced_by, "");
+	ASSERT_STREQ(subs[2].replaced_by, "");
+	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	/* Another use does not replace. */
+	rotation(&subs[2], CAP_ENCRYPT, NOW - 20 * DAY, NOW + 365 * DAY);
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_STREQ(subs[1].replaced_by, "");
+	ASSERT_EQ(k.level, LEVEL_WARNING);
+}
+
+TEST(two_rotations)
+{
+	struct subkey subs[4];
+	struct key k;
+
+	rotated(&k, subs, 4);
+	rotation(&subs[1], CAP_SIGN, NOW - 700 * DAY, NOW - 340 * DAY);
+	rotation(&subs[2], CAP_SIGN, NOW - 350 * DAY, NOW - 2 * DAY);
+	rotation(&subs[3], CAP_SIGN, NOW - 5 * DAY, NOW + 360 * DAY);
+	expiry_apply(&k, 1, &cfg, NOW);
+	/* Both old ones name the one in use now. */
+	ASSERT_STREQ(subs[1].replaced_by, subs[3].fingerprint);
+	ASSERT_STREQ(subs[2].replaced_by, subs[3].fingerprint);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(subs[2].level, LEVEL_OK);
+	ASSERT_EQ(k.level, LEVEL_OK);
+}
+
+TEST(replacement_not_on_card)
+{
+	struct subkey subs[3];
+	struct key k;
+
+	/* The old signing subkey on the card the user carries (A), its replacement on the backup
+	 * card (B) only: the card still signs with the old one. */
+	rotated(&k, subs, 3);
+	rotation(&subs[1], CAP_SIGN, NOW - 360 * DAY, NOW + 5 * DAY);
+	rotation(&subs[2], CAP_SIGN, NOW - 1 * DAY, NOW + 365 * DAY);
+	subs[1].secret = subs[2].secret = SECRET_CARD;
+	strcpy(subs[1].card_serial, "D2760001240103040006123456780000");
+	strcpy(subs[2].card_serial, "D2760001240103040006876543210000");
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_STREQ(subs[1].replaced_by, subs[2].fingerprint);
+	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	ASSERT_EQ(k.level, LEVEL_WARNING);
+	/* Expired, it is still a warning, not critical. */
+	rotation(&subs[1], CAP_SIGN, NOW - 360 * DAY, NOW - 1 * DAY);
+	subs[1].secret = SECRET_CARD;
+	strcpy(subs[1].card_serial, "D2760001240103040006123456780000");
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	ASSERT_EQ(k.level, LEVEL_WARNING);
+	/* On disk only: the same. */
+	subs[2].secret = SECRET_DISK;
+	subs[2].card_serial[0] = 0;
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	/* Moved to card A: superseded. */
+	subs[2].secret = SECRET_CARD;
+	strcpy(subs[2].card_serial, subs[1].card_serial);
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(k.level, LEVEL_OK);
+}
+
+TEST(revoked_and_retired)
+{
+	struct subkey subs[3];
+	struct config c = cfg;
+	struct key k;
+
+	/* A revoked, expired subkey beside a valid one counts for nothing. */
+	rotated(&k, subs, 3);
+	rotation(&subs[1], CAP_SIGN, NOW - 360 * DAY, NOW - 3 * DAY);
+	subs[1].revoked = true;
+	rotation(&subs[2], CAP_ENCRYPT, NOW - 1 * DAY, NOW + 365 * DAY);
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].expiry_level, LEVEL_EXPIRED);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(k.level, LEVEL_OK);
+
+	/* A retired key whose primary expired: shown, every level ok. */
+	subs[0].expires = NOW - 30 * DAY;
+	subs[0].expired = true;
+	subs[1].revoked = false;
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(k.level, LEVEL_EXPIRED);
+	ASSERT_FALSE(k.retired);
+	c.n_retired = 1;
+	strcpy(c.retired[0], "c26e5bd792eb8f4ec1606b68b82e9f4ba59a4309");
+	expiry_apply(&k, 1, &c, NOW);
+	ASSERT_TRUE(k.retired);
+	ASSERT_EQ(k.level, LEVEL_OK);
+	for (size_t i = 0; i < 3; i++)
+		ASSERT_EQ(subs[i].level, LEVEL_OK);
+	ASSERT_EQ(subs[0].expiry_level, LEVEL_EXPIRED);
+}
+
 static int fired;
 
 static int on_deadline(struct expiry_timer *t, int64_t now, void *userdata)
@@ -192,6 +357,10 @@ int main(void)
 	RUN(threshold_crossed);
 	RUN(next_change);
 	RUN(apply);
+	RUN(replaced);
+	RUN(two_rotations);
+	RUN(replacement_not_on_card);
+	RUN(revoked_and_retired);
 	RUN(timer);
 	return 0;
 }

@@ -563,6 +563,51 @@ TEST(exit_code)
 	          STATUS_EXIT_CRITICAL);
 }
 
+/* What the daemon does not count (a replaced subkey, a retired key) is shown as information
+ * and honoured by the exit code, --warn-days and the metrics. */
+TEST(superseded)
+{
+	struct fixture x;
+	_cleanup_(freep) char *t = NULL, *p = NULL;
+
+	fixture_init(&x);
+	/* Alice's encryption subkey (20 days left) was replaced; her signing subkey is renewed. */
+	x.alice_sub[1].expires = NOW + 200 * DAY;
+	x.alice_sub[1].level = LEVEL_OK;
+	x.alice_sub[2].level = LEVEL_OK;
+	strcpy(x.alice_sub[2].replaced_by, "5A1E0F3C9B7D2E4F6A8C0B1D3E5F7A9C2B4D6E80");
+	x.keys[0].level = LEVEL_OK;
+	/* Bob's expired key is retired: the daemon counts its levels as ok. */
+	x.keys[1].retired = true;
+	x.keys[1].level = LEVEL_OK;
+	for (size_t i = 0; i < x.keys[1].n_subkeys; i++)
+		x.bob_sub[i].level = LEVEL_OK;
+
+	ASSERT_EQ(status_exit_code(&x.d, x.keys, 2, NULL, 0, NOW, -1), STATUS_EXIT_OK);
+	ASSERT_EQ(status_exit_code(&x.d, x.keys, 2, NULL, 0, NOW, 30), STATUS_EXIT_OK);
+	/* Still counted (its replacement not on its card): at most a warning, from the daemon. */
+	x.alice_sub[2].level = LEVEL_WARNING;
+	ASSERT_EQ(status_exit_code(&x.d, x.keys, 2, NULL, 0, NOW, -1), STATUS_EXIT_WARNING);
+	x.alice_sub[2].level = LEVEL_OK;
+
+	t = render_table(&x, 2, 2, 0, false);
+	ASSERT_TRUE(strstr(t, "2025-06-21  in 20 days          replaced by 0x3E5F7A9C2B4D6E80\n"));
+	ASSERT_TRUE(strstr(t, "Bob Backup <bob@example.org>  B0B0B0B0B0B0B0B0  retired\n"));
+	ASSERT_TRUE(strstr(t, "2025-05-29  expired 2 days ago  retired\n"));
+
+	p = render_prometheus(&x);
+	ASSERT_TRUE(strstr(p,
+	                   "keyctl_subkey_superseded{key=\"0123456789ABCDEF0123456789ABCDEF01234567"
+	                   "\",subkey=\"" ALICE_E "\",usage=\"encrypt\",uid=\"Alice Example "
+	                   "<alice@example.org>\",reason=\"replaced\",replaced_by=\"5A1E0F3C9B7D"
+	                   "2E4F6A8C0B1D3E5F7A9C2B4D6E80\"} 1\n"));
+	ASSERT_TRUE(strstr(p, "reason=\"retired\",replaced_by=\"\"} 1\n"));
+	ASSERT_FALSE(strstr(p, "keyctl_subkey_level{key=\"0123456789ABCDEF0123456789ABCDEF01234567"
+	                       "\",subkey=\"" ALICE_E));
+	ASSERT_FALSE(strstr(p, "keyctl_subkey_level{key=\"B0B0"));
+	ASSERT_FALSE(strstr(p, "keyctl_subkey_expiry_days{key=\"B0B0"));
+}
+
 TEST(helpers)
 {
 	char buf[64];
@@ -687,6 +732,7 @@ int main(void)
 	RUN(prometheus);
 	RUN(prometheus_escape);
 	RUN(exit_code);
+	RUN(superseded);
 	RUN(events);
 	return 0;
 }
