@@ -4,8 +4,8 @@
 # throwaway keyring with subkeys 0, 1, 5, 20 and 400 days from expiry) and a private session bus
 # with dbusmock's notification daemon. Asserts the exact notifications (summary, body, urgency),
 # that a restarted notifier repeats none, that renewing a subkey clears its record, that a daemon
-# restart is survived, and that notifications made while no notification server exists arrive
-# once one appears. Every process is stopped by pid, also on failure.
+# restart is survived, that notifications made while no notification server exists arrive
+# once one appears, and that a replaced subkey 2 days from expiry raises none. Every process is stopped by pid, also on failure.
 import html, json, os, signal, subprocess, sys, time
 
 import keyctlbed as kb
@@ -159,13 +159,18 @@ def main():
         # popups below would show one.
         c = kr.create_key(uid='Carl Relied <carl@example.org>', subkeys={'sig': 3})
         kr.gpg('--delete-secret-keys', c['fpr'])
+        # Dana rotated: her signing subkey 2 days from expiry has a 1-year replacement, so it
+        # no longer counts (the daemon's one rule) and no popup may speak of it; the count of
+        # popups below would show one.
+        dana = kr.create_key(uid='Dana Rotor <dana@example.org>', subkeys={'sig': 2})
+        kr.gpg('--quick-add-key', dana['fpr'], 'ed25519', 'sign', '1y')
         prof = kr.card_profile(a, base='yubikey5nfc')
         pcscd.card(prof)
         pcscd.wait_card(True)
         kr.stubs_from_card(a)
         e = Env(kr)
         e.start_daemon()
-        st = wait_until(lambda: (lambda s: s if s and len(s.get('keys', [])) >= 3 and
+        st = wait_until(lambda: (lambda s: s if s and len(s.get('keys', [])) >= 4 and
                                  s.get('tokens') else None)(e.status()), timeout=30)
         if not st:
             print('SKIP: keyctld did not list the keys and the card (daemon not wired yet?)')
@@ -175,6 +180,9 @@ def main():
               'Carl is listed as relied on only', carl)
         levels = {s['fingerprint']: s for k in st['keys'] for s in k['subkeys']}
         tok = {t['id']: t for t in st['tokens']}
+        check(levels.get(dana['sig'], {}).get('replaced_by') and
+              levels[dana['sig']]['level'] == 'ok', 'Dana\'s old signing subkey is replaced',
+              levels.get(dana['sig']))
 
         def where(fpr):
             s = levels[fpr]

@@ -9,8 +9,9 @@ GetStatus from varlink_raw.py, --quiet, --warn-days, Prometheus text, --watch ac
 insertion, and KEYCTL_TIME_OFFSET moving 5 days to 2 (exit 1 -> 2). A fourth keyring rotates
 subkeys (one replaced after it expired, one 5 days before, one revoked) and retires an expired key
 in keyctl.conf: exit 0, the table says "replaced by 0x..." and "retired", Prometheus leaves them
-out of keyctl_subkey_level; without the retired line exit 2. Every process is stopped by pid,
-also on failure."""
+out of keyctl_subkey_level; without the retired line exit 2. A fifth replaces the card's
+signing subkey by one only on disk: still a warning (exit 1), replacement-not-on-card. Every
+process is stopped by pid, also on failure."""
 import json, os, re, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -74,11 +75,12 @@ class Daemon:
             return f.read()
 
 
-def make_key(kr, card, days, touch):
+def make_key(kr, card, days, touch, keep_primary=False):
     key = kr.create_key(uid='Alice Tester <alice@example.org>',
                         subkeys={'sig': days[0], 'enc': days[1], 'aut': days[2]},
                         primary_expires=365)
-    kr.remove_primary_secret(key['fpr'])
+    if not keep_primary:
+        kr.remove_primary_secret(key['fpr'])
     prof = kr.card_profile(key, base='yubikey5nfc', serial=SERIAL, touch=touch)
     if card[0] is None:
         card[0] = kr_pcscd(kr).card(prof)
@@ -360,11 +362,51 @@ def scenario_rotation(pcscd, card):
             d.stop()
 
 
+def scenario_not_on_card(pcscd, card):
+    """The exception: the signing subkey on the card #12345678, 5 days from expiry, was replaced
+    by a 1-year one that is only on disk: the card still signs with the old one, so it still
+    counts, as a warning, with a finding that says to move the replacement to the card."""
+    with kb.Keyring(pcscd) as kr:
+        kr._bed_pcscd = pcscd
+        key = make_key(kr, card, (5, 100, 100), {'sig': 'on', 'enc': 'on', 'aut': 'on'},
+                       keep_primary=True)
+        sig2 = add_subkey(kr, key['fpr'], 'ed25519', 'sign', '1y')
+        d = Daemon(kr)
+        try:
+            if not check(d.ready(key), 'replacement-on-disk keyring: daemon is ready',
+                         d.log()[-2000:]):
+                return
+            rc, out, err = d.status('--color=never')
+            check(rc == 1, f'replacement not on the card: exit 1, a warning (got {rc})', out + err)
+            old = [l for l in out.splitlines() if 'in 5 days' in l]
+            check(old and 'warning' in old[0] and
+                  f'replacement 0x{sig2[-16:]} not on its card' in old[0],
+                  'table: the old subkey says warning, replacement not on its card', out)
+            flat = ' '.join(out.split())  # findings wrap at 100 columns
+            check(f'its replacement 0x{sig2[-16:]} is not on that card yet' in flat and
+                  f'gpg --edit-key {key["fpr"]}, then "key 4" and "keytocard"' in flat,
+                  'finding: the replacement is not on that card yet, with the keytocard hint',
+                  out)
+            rc, js, _ = d.status('--json')
+            st = json.loads(js) if js else {}
+            subs = {s['fingerprint']: s for k in st.get('keys', []) for s in k['subkeys']}
+            check(subs.get(key['sig'], {}).get('replaced_by') == sig2 and
+                  subs.get(key['sig'], {}).get('level') == 'warning',
+                  'JSON: replaced_by set, level warning', subs.get(key['sig']))
+            rc, prom, _ = d.status('--format=prometheus')
+            lv = [v for lbl, v in prom_samples(prom).get('keyctl_subkey_level', [])
+                  if key['sig'] in lbl]
+            check(rc == 1 and lv == [2.0], f'Prometheus: the old subkey at level 2 ({lv})', prom)
+        finally:
+            d.stop()
+
+
 def main():
     card = [None]
     try:
         with kb.Pcscd() as pcscd:
-            for s in (scenario_fine, scenario_warning, scenario_critical, scenario_rotation):
+            for s in (scenario_fine, scenario_warning, scenario_critical, scenario_rotation,
+                      scenario_not_on_card):
                 try:
                     s(pcscd, card)
                 except kb.BedUnavailable:
