@@ -5,12 +5,20 @@
  * without padding the last column (no trailing blanks). Widths count UTF-8 code points, which
  * is right for the Latin, Cyrillic and Greek user ids GnuPG users mostly have.
  *
- * Does not: decide exit codes (status.c), read the clock, or check isatty (the caller's job).
+ * Findings are word-wrapped to the terminal's width (COLUMNS, else the terminal's own, else 80
+ * when the output is no terminal); a hint never is: it is often a command to paste, and a command
+ * broken across lines runs as two. One that does not fit beside "hint:" goes on a line of its own,
+ * whole, however long.
+ *
+ * Does not: decide exit codes (status.c), read the clock, or decide colour (the caller's job).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "expiry-math.h"
 #include "table.h"
@@ -25,12 +33,17 @@
 #define SGR_BOLD_RED "\033[1;31m"
 
 #define SEP "  "
-#define LINE_MAX_COLS 100
 #define FINDING_INDENT 12
+#define HINT_INDENT (FINDING_INDENT + 2)
+/* Below this a finding's words would stand one per line; above it nobody reads a line. */
+#define WIDTH_MIN 40
+#define WIDTH_MAX 1000
+#define WIDTH_NOT_A_TERMINAL 80
 
 struct ctx {
 	FILE *out;
 	bool color;
+	size_t width;
 	int64_t now;
 	const struct token *tokens;
 	size_t n_tokens;
@@ -502,8 +515,31 @@ static void render_keys(const struct ctx *c)
 
 /* ---- FINDINGS ---- */
 
-/* Word-wraps text at LINE_MAX_COLS with a hanging indent; a word longer than a line (a path, a
- * URL) is printed whole rather than cut. */
+/* The width findings are wrapped to: COLUMNS as the shell sets it for programs that ask, else
+ * the terminal's, else 80 (a pipe, a file, a monitor's log). */
+static size_t out_width(FILE *out)
+{
+	const char *e = getenv("COLUMNS");
+	struct winsize ws = { 0 };
+	unsigned long n = 0;
+
+	if (e && *e) {
+		char *end;
+
+		errno = 0;
+		n = strtoul(e, &end, 10);
+		if (errno != 0 || *end != '\0')
+			n = 0;
+	}
+	if (n == 0 && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0)
+		n = ws.ws_col;
+	if (n == 0)
+		return WIDTH_NOT_A_TERMINAL;
+	return MIN(MAX(n, (unsigned long)WIDTH_MIN), (unsigned long)WIDTH_MAX);
+}
+
+/* Word-wraps text at the output's width with a hanging indent; a word longer than a line (a
+ * path, a URL) is printed whole rather than cut. */
 static void put_wrapped(const struct ctx *c, const char *sgr, const char *text, size_t col)
 {
 	const char *p = text;
@@ -521,7 +557,7 @@ static void put_wrapped(const struct ctx *c, const char *sgr, const char *text, 
 		for (const char *q = p; q < e; q++)
 			if (((unsigned char)*q & 0xc0) != 0x80)
 				w++;
-		if (col > FINDING_INDENT && col + 1 + w > LINE_MAX_COLS) {
+		if (col > FINDING_INDENT && col + 1 + w > c->width) {
 			fprintf(c->out, "\n%*s", FINDING_INDENT, "");
 			col = FINDING_INDENT;
 		} else if (col > FINDING_INDENT) {
@@ -539,46 +575,15 @@ static void put_wrapped(const struct ctx *c, const char *sgr, const char *text, 
 	fputc('\n', c->out);
 }
 
-/* A hint is often a command line ("gpg --quick-set-expire FPR 1y SUBFPR" is 107 columns): one
- * that does not fit is continued with " \\" so that it still pastes whole into a shell; a hint in
- * words is word-wrapped like the message. */
+/* A hint is often a command line ("gpg --quick-set-expire FPR 1y SUBFPR" is 107 columns): it is
+ * never wrapped. Beside "hint:" when it fits, else whole on the next line. */
 static void put_hint(const struct ctx *c, const char *hint)
 {
-	const size_t col0 = FINDING_INDENT + strlen("hint: ");
-	const char *p = hint;
-	size_t col = col0;
-
 	fprintf(c->out, "%*shint:", FINDING_INDENT, "");
-	if (col0 + text_width(hint) <= LINE_MAX_COLS) {
+	if (FINDING_INDENT + strlen("hint: ") + text_width(hint) <= c->width)
 		fprintf(c->out, " %s\n", hint);
-		return;
-	}
-	if (strncmp(hint, "gpg ", 4) != 0 || strpbrk(hint, "\"'\\")) {
-		put_wrapped(c, NULL, hint, col0 - 1);
-		return;
-	}
-	fputc(' ', c->out);
-	while (*p) {
-		size_t n = strcspn(p, " "), w = 0;
-
-		for (const char *q = p; q < p + n; q++)
-			if (((unsigned char)*q & 0xc0) != 0x80)
-				w++;
-		/* Room for the word and, after it, " \\" if more follows. */
-		if (col > col0 && col + 1 + w + 2 > LINE_MAX_COLS) {
-			fprintf(c->out, " \\\n%*s", (int)(col0 + 4), "");
-			col = col0 + 4;
-		} else if (col > col0) {
-			fputc(' ', c->out);
-			col++;
-		}
-		fwrite(p, 1, n, c->out);
-		col += w;
-		p += n;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', c->out);
+	else
+		fprintf(c->out, "\n%*s%s\n", HINT_INDENT, "", hint);
 }
 
 static void render_findings(const struct ctx *c, const struct finding *f, size_t n)
@@ -722,7 +727,7 @@ static void event_daemon(const struct ctx *c, const struct daemon_info *d)
 
 int table_render_event(FILE *out, const struct keyctl_event *e, int64_t now, bool color)
 {
-	const struct ctx c = { .out = out, .color = color, .now = now };
+	const struct ctx c = { .out = out, .color = color, .width = out_width(out), .now = now };
 	time_t tt = (time_t)now;
 	char stamp[16] = "";
 	struct tm tm;
@@ -772,6 +777,7 @@ int table_render(FILE *out, const struct daemon_info *d, const struct token *tok
 	const struct ctx c = {
 		.out = out,
 		.color = color,
+		.width = out_width(out),
 		.now = now,
 		.tokens = tokens,
 		.n_tokens = n_tokens,

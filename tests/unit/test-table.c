@@ -211,6 +211,7 @@ TEST(table_plain)
 	_cleanup_(freep) char *s = NULL;
 
 	fixture_init(&x);
+	ASSERT_OK(setenv("COLUMNS", "100", 1));
 	s = render_table(&x, 2, 2, 3, false);
 	assert_text(
 	        s,
@@ -258,9 +259,9 @@ TEST(table_plain)
 	        "  warning   Subkey 7A3B9C1D2E3F4A5B of Alice Example <alice@example.org> expires "
 	        "in 5 days\n"
 	        "            (2025-06-05).\n"
-	        "            hint: gpg --quick-set-expire 0123456789ABCDEF0123456789ABCDEF01234567 "
-	        "1y \\\n"
-	        "                      7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n"
+	        "            hint:\n"
+	        "              gpg --quick-set-expire 0123456789ABCDEF0123456789ABCDEF01234567 1y "
+	        "7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n"
 	        "  expired   The primary key of Bob Backup <bob@example.org> expired 2 days ago; "
 	        "nobody can encrypt\n"
 	        "            to it any more and signatures made with it no longer verify as "
@@ -274,6 +275,7 @@ TEST(table_color)
 	_cleanup_(freep) char *s = NULL;
 
 	fixture_init(&x);
+	ASSERT_OK(setenv("COLUMNS", "100", 1));
 	x.d.keyring_stale = true;
 	strcpy_trunc(x.d.keyring_error, sizeof(x.d.keyring_error), "gpg: keydb_search failed");
 	x.d.pcsc_available = false;
@@ -314,9 +316,67 @@ TEST(table_color)
 	        "  \033[33mwarning\033[0m   Subkey 7A3B9C1D2E3F4A5B of Alice Example "
 	        "<alice@example.org> expires in 5 days\n"
 	        "            (2025-06-05).\n"
-	        "            hint: gpg --quick-set-expire 0123456789ABCDEF0123456789ABCDEF01234567 "
-	        "1y \\\n"
-	        "                      7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n");
+	        "            hint:\n"
+	        "              gpg --quick-set-expire 0123456789ABCDEF0123456789ABCDEF01234567 1y "
+	        "7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D\n");
+}
+
+/* The terminal's width, 80 when the output is no terminal; a hint is never broken, however
+ * long or quoted (a command broken across lines runs as two). */
+TEST(table_width)
+{
+	static const char hint[] = "gpg --batch --yes --delete-secret-keys \"=Alice Example "
+	                           "<alice@example.org>\" 0123456789ABCDEF0123456789ABCDEF01234567";
+	struct fixture x;
+
+	fixture_init(&x);
+	set_finding(&x.findings[0], "key-expiring", LEVEL_WARNING,
+	            "Subkey 7A3B9C1D2E3F4A5B of Alice Example <alice@example.org> expires in 5 "
+	            "days (2025-06-05).",
+	            hint);
+	ASSERT_OK(unsetenv("COLUMNS"));
+	{
+		_cleanup_(freep) char *s = render_table(&x, 0, 0, 1, false);
+		const char *f = strstr(s, "FINDINGS\n");
+
+		ASSERT_TRUE(f);
+		assert_text(f,
+		            "FINDINGS\n"
+		            "  warning   Subkey 7A3B9C1D2E3F4A5B of Alice Example "
+		            "<alice@example.org> expires\n"
+		            "            in 5 days (2025-06-05).\n"
+		            "            hint:\n"
+		            "              gpg --batch --yes --delete-secret-keys \"=Alice Example "
+		            "<alice@example.org>\" 0123456789ABCDEF0123456789ABCDEF01234567\n");
+	}
+	ASSERT_OK(setenv("COLUMNS", "200", 1));
+	{
+		_cleanup_(freep) char *s = render_table(&x, 0, 0, 1, false);
+		const char *f = strstr(s, "FINDINGS\n");
+
+		ASSERT_TRUE(f);
+		assert_text(
+		        f,
+		        "FINDINGS\n"
+		        "  warning   Subkey 7A3B9C1D2E3F4A5B of Alice Example "
+		        "<alice@example.org> expires in 5 days (2025-06-05).\n"
+		        "            hint: gpg --batch --yes --delete-secret-keys \"=Alice "
+		        "Example <alice@example.org>\" 0123456789ABCDEF0123456789ABCDEF01234567\n");
+	}
+	/* Nonsense is no width; a tiny one is raised to what a finding can be read in. */
+	ASSERT_OK(setenv("COLUMNS", "80x", 1));
+	{
+		_cleanup_(freep) char *s = render_table(&x, 0, 0, 1, false);
+
+		ASSERT_TRUE(strstr(s, "expires\n            in 5 days"));
+	}
+	ASSERT_OK(setenv("COLUMNS", "5", 1));
+	{
+		_cleanup_(freep) char *s = render_table(&x, 0, 0, 1, false);
+
+		ASSERT_TRUE(strstr(s, "  warning   Subkey 7A3B9C1D2E3F4A5B of\n"));
+	}
+	ASSERT_OK(unsetenv("COLUMNS"));
 }
 
 TEST(table_empty)
@@ -726,6 +786,7 @@ int main(void)
 	RUN(helpers);
 	RUN(table_plain);
 	RUN(table_color);
+	RUN(table_width);
 	RUN(table_empty);
 	RUN(table_upstream);
 	RUN(table_others_keys);
