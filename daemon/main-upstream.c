@@ -6,7 +6,9 @@
  *
  * Does not: fetch or compare (upstream-*.c), or decide findings (audit-upstream.c).
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,16 +140,33 @@ int daemon_upstream_request(void *userdata, char *reason, size_t reason_size)
 	return r;
 }
 
-/* KEYCTL_UPSTREAM_TIMEOUT (seconds, tests only) shortens the bound of a check. Under systemd
- * (INVOCATION_ID) dirmngr comes from dirmngr.socket, never from inside our sandbox. */
-void daemon_upstream_start(struct daemon *d, const char *home)
+/* KEYCTL_UPSTREAM_TIMEOUT (seconds, tests only): the bound of a check, in usec; 0 (the default
+ * bound) when unset or not a number of seconds whose usec fit. */
+static uint64_t bound_from_env(void)
 {
 	const char *e = getenv("KEYCTL_UPSTREAM_TIMEOUT");
-	uint64_t bound = 0;
+	unsigned long long sec;
+	char *end;
+
+	if (isempty(e))
+		return 0;
+	errno = 0;
+	sec = strtoull(e, &end, 10);
+	/* Bounded before the product: a wrapped bound would be a few seconds. */
+	if (errno || *end || !isdigit((unsigned char)*e) || sec > UINT64_MAX / 1000000u) {
+		log_warning("KEYCTL_UPSTREAM_TIMEOUT=%s is not a number of seconds, ignoring", e);
+		return 0;
+	}
+	return sec * 1000000u;
+}
+
+/* Under systemd (INVOCATION_ID) dirmngr comes from dirmngr.socket, never from inside our
+ * sandbox. */
+void daemon_upstream_start(struct daemon *d, const char *home)
+{
+	uint64_t bound = bound_from_env();
 	int r;
 
-	if (!isempty(e))
-		bound = strtoull(e, NULL, 10) * 1000000ull;
 	r = upstream_watch_new(d->event, home, bound, isempty(getenv("INVOCATION_ID")),
 	                       on_upstream_done, d, &d->upstream);
 	if (r >= 0)

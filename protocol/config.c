@@ -241,7 +241,10 @@ static int parse_fprs(struct parse_ctx *x, const char *what, const char *v,
 	return 1;
 }
 
-/* "90s", "30m", "12h", "1d", "2w": from a minute to a year. */
+#define INTERVAL_MIN_SEC 60u
+#define INTERVAL_MAX_SEC (366u * 86400u)
+
+/* "90s", "30m", "12h", "1d", "2w": from a minute to a year (366 days). */
 static int parse_interval(const char *v, unsigned *ret)
 {
 	static const struct {
@@ -259,11 +262,12 @@ static int parse_interval(const char *v, unsigned *ret)
 		return -EINVAL;
 	for (size_t i = 0; i < ELEMENTSOF(units); i++)
 		if (units[i].unit == end[0]) {
-			unsigned long long t = (unsigned long long)n * units[i].sec;
-
-			if (t < 60 || t > 366ull * 86400)
+			/* Bounded before the product: 4611686018427387905m times 60 wraps to
+			 * 60 s. */
+			if (n > INTERVAL_MAX_SEC / units[i].sec ||
+			    n * units[i].sec < INTERVAL_MIN_SEC)
 				return -EINVAL;
-			*ret = (unsigned)t;
+			*ret = (unsigned)(n * units[i].sec);
 			return 0;
 		}
 	return -EINVAL;

@@ -364,9 +364,60 @@ TEST(upstream)
 	ASSERT_EQ(c.upstream_interval_sec, 14 * 86400);
 }
 
+/* The interval at its edges: for each unit the largest value accepted (366 days, or the whole
+ * units below it) and one past it, and numbers whose product with the unit wraps around 2^64 to
+ * a short interval (issue 32: 4611686018427387905m was taken as 60 s, the most frequent keyserver
+ * querying there is). Each refusal names the file, the line and the key. */
+TEST(interval_edges)
+{
+	static const struct {
+		const char *value;
+		unsigned sec; /* 0: refused */
+	} cases[] = {
+		{ "60s", 60 },
+		{ "59s", 0 },
+		{ "1m", 60 },
+		{ "31622400s", 31622400 },
+		{ "31622401s", 0 },
+		{ "527040m", 31622400 },
+		{ "527041m", 0 },
+		{ "8784h", 31622400 },
+		{ "8785h", 0 },
+		{ "366d", 31622400 },
+		{ "367d", 0 },
+		{ "52w", 52 * 604800 },
+		{ "53w", 0 },
+		{ "4611686018427387905m", 0 }, /* times 60: 2^64 + 60 */
+		{ "307445734561825862m", 0 }, /* times 60: 2^64 + 104 */
+		{ "5124095576030432h", 0 }, /* times 3600: 2^64 + 3584 */
+		{ "213503982334602d", 0 }, /* times 86400: 2^64 + 61184 */
+		{ "30500568904944w", 0 }, /* times 604800: 2^64 + 579584 */
+		{ "18446744073709551615s", 0 },
+		{ "18446744073709551616s", 0 },
+	};
+	struct config c;
+	char text[128], want[CONFIG_ERROR_MAX], err[CONFIG_ERROR_MAX];
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		snprintf(text, sizeof(text), "[upstream]\ninterval = %s\n", cases[i].value);
+		if (cases[i].sec) {
+			ASSERT_OK(parse(text, &c, err));
+			ASSERT_EQ(c.upstream_interval_sec, cases[i].sec);
+			continue;
+		}
+		ASSERT_ERR(parse(text, &c, err), EINVAL);
+		snprintf(want, sizeof(want),
+		         "keyctl.conf:2: [upstream] interval: '%s' is not a duration from 1m to "
+		         "366d (90m, 12h, 1d, 2w)",
+		         cases[i].value);
+		ASSERT_STREQ(err, want);
+	}
+}
+
 int main(void)
 {
 	RUN(upstream);
+	RUN(interval_edges);
 	RUN(defaults);
 	RUN(good_file);
 	RUN(bad_values_name_file_line_and_key);
