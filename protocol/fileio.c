@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Bounded reads and atomic writes of small files. Does not: lock (each file has one writer, the
- * process that owns it) or follow a symlink at the temp file's name.
+ * process that owns it) or write through anything found at the temp file's name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,6 +120,25 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* The temp file, made new (O_EXCL): nothing found at its name is written through, be it a hard
+ * link to another file, a symlink or a FIFO that would block the open. The name holds the
+ * writing thread's id, which no live thread shares; a file found there is the leftover of a
+ * thread that had the id before and died between open and rename, and its name goes, once
+ * (unlink removes a name only: a link's other name and a symlink's target stay as they were). */
+static int temp_open(const char *tmp)
+{
+	for (int i = 0;; i++) {
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST || i > 0)
+			return -errno;
+		if (unlink(tmp) < 0 && errno != ENOENT)
+			return -errno;
+	}
+}
+
 int file_write_atomic(const char *path, const void *p, size_t n)
 {
 	char dir[PATH_MAX], tmp[PATH_MAX];
@@ -129,15 +148,15 @@ int file_write_atomic(const char *path, const void *p, size_t n)
 	if (strcpy_bounded(dir, sizeof(dir), path) < 0)
 		return -ENAMETOOLONG;
 	dirname(dir);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)gettid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	r = mkdir_parents(dir, 0700);
 	if (r < 0)
 		return r;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = temp_open(tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = write_all(fd, p, n);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;

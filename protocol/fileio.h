@@ -29,7 +29,8 @@ bool path_is_next_step(const char *path, const char *dir, const char *name);
 int mkdir_parents(const char *dir, mode_t mode);
 
 /* Writes n bytes to path through a temp file in the same directory (created with its parents,
- * 0700), fsync, rename, then fsync of the directory. The file is 0600. */
+ * 0700), fsync, rename, then fsync of the directory. The file is 0600. The temp file is
+ * path.tmp.<thread id>, created with O_EXCL: a leftover there is removed, never written through. */
 int file_write_atomic(const char *path, const void *p, size_t n);
 
 /* Whether a Unix stream socket at path has a listener (connect succeeds, or its backlog is

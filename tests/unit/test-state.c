@@ -2,11 +2,16 @@
 /*
  * Remembered tokens: what is written is read back the same (but absent and without an error),
  * tokens without a serial are not remembered, and a damaged file is refused whole. Also the
- * daemon-side round trip: a model saved by state.c and loaded into a fresh model.
+ * daemon-side round trip: a model saved by state.c and loaded into a fresh model; and the
+ * temporary file the save goes through, made new whatever is found at its name.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "fileio.h"
 #include "state.h"
 #include "test.h"
 
@@ -158,11 +163,85 @@ TEST(default_dir)
 	ASSERT_STREQ(buf, "/home/u/.local/state/keyctl");
 }
 
+static void read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t k;
+
+	ASSERT_TRUE(fd >= 0);
+	k = read(fd, buf, size - 1);
+	ASSERT_TRUE(k >= 0);
+	buf[k] = 0;
+	close(fd);
+}
+
+static size_t entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	ASSERT_TRUE(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* One save through file_write_atomic(): path holds text after it, other is untouched, and no
+ * temporary is left in dir. */
+static void save(const char *dir, const char *path, const char *other, const char *text)
+{
+	char buf[64];
+
+	ASSERT_OK(file_write_atomic(path, text, strlen(text)));
+	read_text(path, buf, sizeof(buf));
+	ASSERT_STREQ(buf, text);
+	read_text(other, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "other's");
+	ASSERT_EQ(entries(dir), 2);
+}
+
+/* What may wait at the temporary's name (tokens.json.tmp.<thread id>, the test's main thread's id
+ * being its pid): a leftover of a dead process that had the id, a hard link to another file, a
+ * symlink, a FIFO. Issue 32: it was opened with O_TRUNC and no O_EXCL, so a hard link's other
+ * file was overwritten, a symlink failed every save (O_NOFOLLOW) and a FIFO hung the writer. Each
+ * is now replaced by a new file; the other file stays as it was and no temporary is left. */
+TEST(temporary_made_new)
+{
+	char dir[] = "/tmp/test-state-tmp-XXXXXX", path[256], tmp[300], other[256];
+	struct stat st;
+
+	ASSERT_TRUE(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tokens.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ASSERT_OK(file_write_atomic(other, "other's", 7));
+
+	ASSERT_OK(file_write_atomic(tmp, "stale stale stale", 17)); /* a leftover */
+	save(dir, path, other, "first");
+	ASSERT_OK(link(other, tmp)); /* a hard link to another file */
+	save(dir, path, other, "second");
+	ASSERT_OK(symlink(other, tmp));
+	save(dir, path, other, "third");
+	ASSERT_OK(lstat(path, &st));
+	ASSERT_TRUE(S_ISREG(st.st_mode));
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+	/* a FIFO (last: before the fix, the open waited for a reader for ever) */
+	ASSERT_OK(mkfifo(tmp, 0600));
+	save(dir, path, other, "fourth");
+
+	unlink(path);
+	unlink(other);
+	ASSERT_OK(rmdir(dir));
+}
+
 int main(void)
 {
 	RUN(round_trip);
 	RUN(damaged_files);
 	RUN(daemon_round_trip);
+	RUN(temporary_made_new);
 	RUN(default_dir);
 	return 0;
 }
