@@ -485,13 +485,15 @@ int card_parse_cardholder(const uint8_t *p, size_t n, struct openpgp_card *c)
 		if (b < 0x80 || utf8) {
 			if (out + 1 >= sizeof(name))
 				return card_note_error(c, -EMSGSIZE,
-				                       "65: name longer than %zu bytes",
+				                       "65: cardholder name too long (over %zu "
+				                       "bytes)",
 				                       sizeof(name) - 1);
 			name[out++] = (char)b;
 		} else {
 			if (out + 2 >= sizeof(name))
 				return card_note_error(c, -EMSGSIZE,
-				                       "65: name longer than %zu bytes",
+				                       "65: cardholder name too long (over %zu "
+				                       "bytes)",
 				                       sizeof(name) - 1);
 			name[out++] = (char)(0xc0 | b >> 6);
 			name[out++] = (char)(0x80 | (b & 0x3f));

@@ -317,19 +317,26 @@ static int st_chv_status(struct cursor *c, const uint8_t *kw, struct openpgp_car
 static int st_disp_name(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)
 {
 	/* The raw DO 5B; converted exactly as our own card read converts it ("<<" and "<" to
-	 * spaces, ISO 8859-1 to UTF-8) by handing it to card-openpgp.c's parser. */
-	uint8_t tlv[2 + CARDHOLDER_MAX * 2];
+	 * spaces, ISO 8859-1 to UTF-8) by handing it to card-openpgp.c's parser, whose limit is
+	 * the one limit: room here for any line, and the length in BER's long form from 128 on
+	 * (a short-form 0x80 would read as malformed, not as too long). */
+	uint8_t tlv[4 + SCD_LINE_MAX], *t = tlv + 4;
 	const uint8_t *w;
 	size_t wn;
 	int k;
 
 	rest(c, &w, &wn);
-	k = unescape(w, wn, tlv + 2, sizeof(tlv) - 2, true);
+	k = unescape(w, wn, t, sizeof(tlv) - 4, true);
 	if (k < 0)
 		return k;
-	tlv[0] = 0x5b;
-	tlv[1] = (uint8_t)k;
-	return card_parse_cardholder(tlv, (size_t)k + 2, card);
+	/* Built backwards: the length byte(s), 81 or 82 before them from 128 on, then 5B. */
+	*--t = (uint8_t)k;
+	if (k > 0xff)
+		*--t = (uint8_t)(k >> 8);
+	if (k >= 0x80)
+		*--t = k > 0xff ? 0x82 : 0x81;
+	*--t = 0x5b;
+	return card_parse_cardholder(t, (size_t)(tlv + 4 - t) + (size_t)k, card);
 }
 
 static int st_pubkey_url(struct cursor *c, const uint8_t *kw, struct openpgp_card *card)

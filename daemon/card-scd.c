@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <gpgme.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,13 +65,13 @@ static int agent_socket(const char *home, char *out, size_t size)
 
 struct agent_probe {
 	struct worker_job base; /* first: worker_job frees the whole struct */
-	char home[256];
+	char home[PATH_MAX];
 };
 
 static int agent_probe_run(struct worker_job *base)
 {
 	struct agent_probe *p = (struct agent_probe *)base;
-	char sock[512];
+	char sock[PATH_MAX];
 
 	return agent_socket(p->home, sock, sizeof(sock)) >= 0 && unix_socket_answers(sock);
 }
@@ -89,8 +90,11 @@ bool scd_agent_running(const char *gnupghome)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return false;
-	if (gnupghome)
-		strcpy_trunc(p->home, sizeof(p->home), gnupghome);
+	/* A home cut short would name another agent's socket: no home that long has one. */
+	if (gnupghome && strcpy_bounded(p->home, sizeof(p->home), gnupghome) < 0) {
+		free(p);
+		return false;
+	}
 	if (worker_job_start(&p->base, agent_probe_run) < 0)
 		return false;
 	pthread_mutex_lock(&p->base.lock);
@@ -105,7 +109,7 @@ bool scd_agent_running(const char *gnupghome)
 
 struct scd_job {
 	struct worker_job base; /* first: worker_job frees the whole struct */
-	char home[256];
+	char home[PATH_MAX];
 	char err[ERROR_TEXT_MAX];
 	struct openpgp_card card;
 	/* status-callback state */
@@ -147,6 +151,9 @@ static gpgme_error_t on_apdu_data(void *opaque, const void *data, size_t len)
 {
 	struct scd_job *j = opaque;
 
+	/* gpgme says END with (NULL, 0): nothing to copy, and memcpy from NULL is undefined. */
+	if (!data || len == 0)
+		return 0;
 	if (len > sizeof(j->apdu_resp) - j->apdu_len) {
 		j->apdu_overflow = true;
 		return 0;
@@ -263,6 +270,14 @@ static int scd_agent_reach(struct scd_job *j, char *sock, size_t size)
 		snprintf(j->err, sizeof(j->err), "cannot find gpg-agent's socket (gpgconf)");
 		return -EHOSTDOWN;
 	}
+	/* A long GNUPGHOME without /run/user puts the socket there: say so, no agent can bind
+	 * it. */
+	if (strlen(sock) > UNIX_SOCKET_PATH_MAX) {
+		snprintf(j->err, sizeof(j->err),
+		         "gpg-agent's socket is too long for a unix socket (over %zu bytes): %.80s",
+		         UNIX_SOCKET_PATH_MAX, sock);
+		return -ENAMETOOLONG;
+	}
 	if (!unix_socket_answers(sock)) {
 		/* Start the agent the way gpg does; it then starts scdaemon on demand. */
 		r = gpgconf_run(j->home, "--launch", "gpg-agent", NULL, 0);
@@ -332,11 +347,14 @@ static int scd_read_by_getattr(struct scd_job *j, gpgme_ctx_t ctx)
 		/* op != 0: this attribute is unknown to this GnuPG (UIF-n before 2.3) or the
 		 * card lacks the DO; the others still count. */
 	}
-	if (j->parse_error) {
+	if (j->parse_error == -EMSGSIZE && j->card.error[0])
+		snprintf(j->err, sizeof(j->err), "scdaemon's %s: %.120s", j->parse_keyword,
+		         j->card.error);
+	else if (j->parse_error == -EMSGSIZE)
+		snprintf(j->err, sizeof(j->err), "scdaemon sent a %s too long", j->parse_keyword);
+	else if (j->parse_error)
 		snprintf(j->err, sizeof(j->err), "scdaemon sent a malformed %s", j->parse_keyword);
-		return -EBADMSG;
-	}
-	return 0;
+	return j->parse_error == -EMSGSIZE ? -EMSGSIZE : j->parse_error ? -EBADMSG : 0;
 }
 
 /* SCD APDU first; GETATTR only where scdaemon will not pass APDUs. */
@@ -360,7 +378,7 @@ static int scd_read_fields(struct scd_job *j, gpgme_ctx_t ctx)
 static int scd_session(struct scd_job *j)
 {
 	gpgme_ctx_t ctx = NULL;
-	char sock[512];
+	char sock[PATH_MAX];
 	int r;
 
 	r = scd_agent_reach(j, sock, sizeof(sock));
@@ -396,8 +414,14 @@ static int scd_run(const char *gnupghome, bool serialno_only, struct openpgp_car
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	if (gnupghome)
-		strcpy_trunc(j->home, sizeof(j->home), gnupghome);
+	/* Never a shorter home: gpgconf --launch would start a second agent in it. */
+	if (gnupghome && strcpy_bounded(j->home, sizeof(j->home), gnupghome) < 0) {
+		free(j);
+		if (errsize > 0)
+			snprintf(err, errsize, "GnuPG home too long (%zu bytes): %s",
+			         strlen(gnupghome), gnupghome);
+		return -ENAMETOOLONG;
+	}
 	j->serialno_only = serialno_only;
 	r = worker_job_start(&j->base, scd_job_run);
 	if (r < 0)
@@ -420,7 +444,8 @@ static int scd_run(const char *gnupghome, bool serialno_only, struct openpgp_car
 	}
 	pthread_mutex_unlock(&j->base.lock);
 	worker_job_unref(&j->base);
-	if (r < 0 && r != -EBADMSG)
+	/* A field refused (malformed or too long) keeps what was read. */
+	if (r < 0 && r != -EBADMSG && r != -EMSGSIZE)
 		memset(ret, 0, sizeof(*ret));
 	return r;
 }

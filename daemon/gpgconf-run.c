@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,15 @@
 extern char **environ;
 
 /* Runs gpgconf with args (and --homedir when home is set); stdout into out (NUL-terminated,
- * first line only). Returns the exit status or -errno. */
+ * first line only). Returns the exit status or -errno; -EMSGSIZE when the first line does not
+ * fit (a socket path cut short would be another socket). */
 int gpgconf_run(const char *home, const char *a1, const char *a2, char *out, size_t size)
 {
 	const char *argv[8];
 	posix_spawn_file_actions_t fa;
 	int pipefd[2], status, r;
 	size_t k = 0, n = 0;
+	bool line_done = false, cut = false;
 	pid_t pid;
 
 	argv[k++] = "gpgconf";
@@ -59,17 +62,23 @@ int gpgconf_run(const char *home, const char *a1, const char *a2, char *out, siz
 			continue;
 		if (got <= 0)
 			break;
-		for (ssize_t i = 0; out && i < got; i++)
-			if (n + 1 < size)
+		/* The rest is read and dropped: gpgconf must not block on a full pipe. */
+		for (ssize_t i = 0; out && !line_done && i < got; i++) {
+			if (tmp[i] == '\n')
+				line_done = true;
+			else if (n + 1 < size)
 				out[n++] = tmp[i];
+			else
+				cut = true;
+		}
 	}
 	close(pipefd[0]);
-	if (out && size > 0) {
+	if (out && size > 0)
 		out[n] = 0;
-		out[strcspn(out, "\n")] = 0;
-	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
+	if (cut)
+		return -EMSGSIZE;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -EIO;
 }

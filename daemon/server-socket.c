@@ -2,7 +2,8 @@
 /*
  * The server's listening socket: one systemd passed (socket activation), or ours in
  * $XDG_RUNTIME_DIR/keyctl/ (a private directory we own, the socket created 0600 from the start),
- * replacing a stale socket file nobody answers on but never a live daemon's.
+ * replacing a stale socket file nobody answers on but never a live daemon's. A path longer than a
+ * sockaddr_un takes is refused by name, logged here where the limit is known.
  *
  * Does not: accept or serve connections (server.c).
  */
@@ -64,6 +65,20 @@ static int socket_unlink_stale(const char *path)
 	return 0;
 }
 
+/* A sockaddr_un takes UNIX_SOCKET_PATH_MAX bytes and the NUL; a longer path is refused by its
+ * name, here where the limit is known, never bound cut short (that would be another path). */
+static int socket_path_check(const char *path, const char *from)
+{
+	size_t n = strlen(path);
+
+	if (n <= UNIX_SOCKET_PATH_MAX)
+		return 0;
+	log_error("Socket path %s%s is %zu bytes, too long for a unix socket (at most %zu)%s", path,
+	          from ? from : "", n, UNIX_SOCKET_PATH_MAX,
+	          from ? "; set [daemon] socket in keyctl.conf to a shorter path" : "");
+	return -ENAMETOOLONG;
+}
+
 int server_socket_listen_path(struct server *srv, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -72,6 +87,9 @@ int server_socket_listen_path(struct server *srv, const char *path)
 	mode_t old;
 	int r;
 
+	r = socket_path_check(path, NULL);
+	if (r < 0)
+		return r;
 	if (strcpy_bounded(sa.sun_path, sizeof(sa.sun_path), path) < 0 ||
 	    strcpy_bounded(srv->path, sizeof(srv->path), path) < 0)
 		return -ENAMETOOLONG;
@@ -100,10 +118,17 @@ int server_socket_default_path(char *buf, size_t size)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
-	int n;
+	int n, r;
 
 	if (isempty(rt) || rt[0] != '/')
 		return -ENXIO;
+	/* Checked before the directory is made: nothing is left behind for a path refused. */
+	n = snprintf(buf, size, "%s/keyctl/socket", rt);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	r = socket_path_check(buf, " (from $XDG_RUNTIME_DIR)");
+	if (r < 0)
+		return r;
 	n = snprintf(buf, size, "%s/keyctl", rt);
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;

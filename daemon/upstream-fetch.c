@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <gpgme.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@ static gpgme_error_t on_data(void *opaque, const void *data, size_t len)
 {
 	struct fetch *f = opaque;
 
+	/* gpgme says END with (NULL, 0): nothing to copy, and f->buf may still be NULL, which
+	 * neither memcpy nor pointer arithmetic may be given. */
+	if (!data || len == 0)
+		return 0;
 	if (len > UPSTREAM_DATA_MAX - f->n) {
 		f->overflow = true;
 		return gpg_error(GPG_ERR_TOO_LARGE);
@@ -85,6 +90,13 @@ static int dirmngr_reach(const char *home, bool launch, char *sock, size_t size,
 	if (r != 0 || !*sock) {
 		snprintf(err, errsize, "cannot find dirmngr's socket (gpgconf)");
 		return -EHOSTDOWN;
+	}
+	/* A long GNUPGHOME without /run/user puts the socket there: no dirmngr can bind it. */
+	if (strlen(sock) > UNIX_SOCKET_PATH_MAX) {
+		snprintf(err, errsize,
+		         "dirmngr's socket is too long for a unix socket (over %zu bytes): %.80s",
+		         UNIX_SOCKET_PATH_MAX, sock);
+		return -ENAMETOOLONG;
 	}
 	if (unix_socket_answers(sock))
 		return 0;
@@ -142,7 +154,7 @@ int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *r
                    size_t errsize)
 {
 	struct fetch f = {};
-	char sock[512] = "", cmd[32 + FPR_HEX_MAX];
+	char sock[PATH_MAX] = "", cmd[32 + FPR_HEX_MAX];
 	int r;
 
 	gpgme_init_once();
@@ -169,7 +181,7 @@ int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool
                        struct key *ret, char *err, size_t errsize)
 {
 	struct fetch f = {};
-	char sock[512] = "", cmd[32 + UPSTREAM_MAIL_MAX], why[ERROR_TEXT_MAX] = "";
+	char sock[PATH_MAX] = "", cmd[32 + UPSTREAM_MAIL_MAX], why[ERROR_TEXT_MAX] = "";
 	char m[UPSTREAM_MAIL_MAX];
 	const char *domain = strchr(mail, '@');
 	int r;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gpgme.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +173,7 @@ static int read_in_home(const char *home, const uint8_t *p, size_t n, const char
 int upstream_read_key(const uint8_t *p, size_t n, const char *fpr, struct key *ret, char *err,
                       size_t errsize)
 {
-	char home[256];
+	char home[PATH_MAX];
 	int r;
 
 	gpgme_init_once();

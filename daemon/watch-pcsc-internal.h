@@ -42,7 +42,7 @@ struct pcsc_watch {
 	sd_event *event;
 	struct model *model;
 	char socket_path[PATH_MAX];
-	char gnupghome[256];
+	char gnupghome[PATH_MAX];
 
 	struct loop_wake *wake; /* posted by the worker after each msg */
 	struct path_wait socket_wait; /* while pcscd is away */

@@ -376,7 +376,10 @@ int pcsc_watch_new(sd_event *e, struct model *m, const struct watch_hooks *hooks
 	                   !isempty(sock) && sock[0] == '/' ? sock : DEFAULT_SOCKET);
 	if (r < 0)
 		return r;
-	strcpy_trunc(w->gnupghome, sizeof(w->gnupghome), model_daemon_info(m)->gnupghome);
+	/* Never cut: the agent of a shorter home would be a second one, competing for the card. */
+	r = strcpy_bounded(w->gnupghome, sizeof(w->gnupghome), model_daemon_info(m)->gnupghome);
+	if (r < 0)
+		return r;
 
 	r = loop_wake_new(e, "pcsc-watch", on_wakeup, w, &w->wake);
 	if (r < 0)

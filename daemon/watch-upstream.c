@@ -10,6 +10,7 @@
  * Does not: fetch (upstream-fetch.c), compare, or log.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 
 struct run {
 	struct worker_job base; /* first: worker_job frees the whole struct */
-	char home[256];
+	char home[PATH_MAX];
 	bool launch;
 	bool full; /* CheckUpstream's run over every key, not the schedule's one key */
 	size_t n, n_done; /* n_done and res[] below it: guarded by base.lock */
@@ -34,7 +35,7 @@ struct run {
 
 struct upstream_watch {
 	sd_event *event;
-	char home[256];
+	char home[PATH_MAX]; /* never cut: a shorter home would start a second dirmngr */
 	uint64_t timeout_usec;
 	bool launch;
 	upstream_done_fn fn;
@@ -251,7 +252,7 @@ int upstream_watch_check(struct upstream_watch *w, const char (*fprs)[FPR_HEX_MA
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	strcpy_trunc(j->home, sizeof(j->home), w->home);
+	memcpy(j->home, w->home, sizeof(j->home)); /* the same size, NUL-terminated */
 	j->launch = w->launch;
 	j->full = full;
 	j->n = MIN(n, (size_t)UPSTREAM_KEYS_MAX);
@@ -285,8 +286,11 @@ int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, boo
 
 	if (!w)
 		return -ENOMEM;
+	if (strcpy_bounded(w->home, sizeof(w->home), home ? home : "") < 0) {
+		free(w);
+		return -ENAMETOOLONG;
+	}
 	w->event = sd_event_ref(e);
-	strcpy_trunc(w->home, sizeof(w->home), home ? home : "");
 	w->timeout_usec = timeout_usec ? timeout_usec : UPSTREAM_TIMEOUT_USEC;
 	w->launch = launch;
 	w->fn = fn;

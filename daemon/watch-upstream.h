@@ -25,7 +25,8 @@ struct upstream_watch;
 typedef void (*upstream_done_fn)(struct upstream_watch *w, bool full, void *userdata);
 
 /* home NULL: GnuPG's default; timeout_usec 0: UPSTREAM_TIMEOUT_USEC for a whole run; launch:
- * whether dirmngr may be started (upstream_fetch()). */
+ * whether dirmngr may be started (upstream_fetch()). -ENAMETOOLONG for a home of PATH_MAX or
+ * more, never a shorter one. */
 int upstream_watch_new(sd_event *e, const char *home, uint64_t timeout_usec, bool launch,
                        upstream_done_fn fn, void *userdata, struct upstream_watch **ret);
 /* Walks away from a running check (its thread ends on its own). */

@@ -10,6 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/un.h>
+
+/* The longest path a sockaddr_un takes: 107 bytes on Linux, 108 with the NUL. Longer ones are
+ * refused by name, never cut (a cut path is another socket). */
+#define UNIX_SOCKET_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 /* Reads a regular file (sysfs attributes included) of at most max bytes into a malloc'd buffer
  * (one spare byte, NUL).

@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -208,7 +209,7 @@ struct daemon_info {
 	int64_t now;
 	bool pcsc_available;
 	char pcsc_error[ERROR_TEXT_MAX]; /* why pcscd refuses us; "" when it does not */
-	char gnupghome[256];
+	char gnupghome[PATH_MAX]; /* whole: a path is never cut */
 	bool keyring_stale;
 	char keyring_error[ERROR_TEXT_MAX];
 	int64_t keyring_refreshed; /* epoch seconds of the last good listing; 0 never */

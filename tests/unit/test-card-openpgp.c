@@ -640,6 +640,20 @@ TEST(cardholder_names)
 	ASSERT_STREQ(c.cardholder, "");
 }
 
+/* A 128-byte name as a card sends it (65 81 83 5B 81 80 ...): too long, and the token's error
+ * says so (issue 32: the message said only "name longer than"). */
+TEST(cardholder_too_long)
+{
+	struct openpgp_card c = { 0 };
+	uint8_t buf[6 + 128];
+
+	memcpy(buf, (const uint8_t[]){ 0x65, 0x81, 0x83, 0x5b, 0x81, 0x80 }, 6);
+	memset(buf + 6, 'a', 128);
+	ASSERT_ERR(card_parse_cardholder(buf, sizeof(buf), &c), EMSGSIZE);
+	ASSERT_STREQ(c.error, "65: cardholder name too long (over 63 bytes)");
+	ASSERT_STREQ(c.cardholder, "");
+}
+
 TEST(url)
 {
 	struct openpgp_card c = { 0 };
@@ -717,6 +731,7 @@ int main(void)
 	RUN(algorithms);
 	RUN(aid);
 	RUN(cardholder_names);
+	RUN(cardholder_too_long);
 	RUN(url);
 	RUN(application_data_errors);
 	return 0;

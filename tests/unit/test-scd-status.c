@@ -138,6 +138,34 @@ TEST(malformed)
 	ASSERT_ERR(parse("MANUFACTURER 65536 X", &c), EBADMSG);
 }
 
+/* A DISP-NAME of 128 bytes and more: too long, as over PC/SC (issue 32: its DO 5B was rebuilt
+ * with the length byte 0x80, which reads as malformed TLV). 127 bytes took the short form. */
+TEST(disp_name_too_long)
+{
+	static const size_t lengths[] = { 64, 127, 128, 255, 256, 900 };
+	struct openpgp_card c;
+	char line[16 + 900];
+
+	for (size_t i = 0; i < ELEMENTSOF(lengths); i++) {
+		memset(&c, 0, sizeof(c));
+		memcpy(line, "DISP-NAME ", 10);
+		memset(line + 10, 'a', lengths[i]);
+		line[10 + lengths[i]] = 0;
+		ASSERT_ERR(parse(line, &c), EMSGSIZE);
+		ASSERT_STREQ(c.error, "65: cardholder name too long (over 63 bytes)");
+	}
+	/* the longest that fits, and Latin-1 converted before it is measured */
+	memset(&c, 0, sizeof(c));
+	memset(line + 10, 'a', 63);
+	line[10 + 63] = 0;
+	ASSERT_OK(parse(line, &c));
+	ASSERT_EQ(strlen(c.cardholder), 63);
+	ASSERT_ERR(parse("DISP-NAME %E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9"
+	                 "%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9%E9",
+	                 &c),
+	           EMSGSIZE);
+}
+
 /* The rules both read paths share (issue: the scdaemon path failed on a UIF byte our own read
  * calls unknown, and took scdaemon's maker name, "unknown" in GnuPG 2.2 for Nitrokey). */
 TEST(same_rules_as_card_read)
@@ -209,6 +237,7 @@ int main(void)
 	RUN(variants);
 	RUN(malformed);
 	RUN(same_rules_as_card_read);
+	RUN(disp_name_too_long);
 	RUN(token_from_card);
 	return 0;
 }
