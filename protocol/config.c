@@ -5,6 +5,8 @@
  * reports the first bad one with its line, or with CONFIG_LENIENT every bad one as a warning.
  * inih is fed through ini_parse_stream with our own line reader, which is how the line number of a
  * key is known and how overlong lines and NUL bytes are refused instead of silently cut.
+ * On top of inih: comments at the end of a line, a key set twice (a warning naming both lines)
+ * and a key before any [section] (a warning that says so).
  * Does not: read keyctl.conf for its reader's purposes (keyctld's main.c and keyctl-notify do).
  */
 #include <ctype.h>
@@ -22,6 +24,13 @@
 
 /* inih needs room for "\r\n\0" beyond the longest line. */
 #define LINE_MAX_CHARS 196
+/* More than the keys there are: each key set once is remembered with its line. */
+#define SEEN_MAX 48
+
+struct seen_key {
+	char key[sizeof(((struct config_warning *)NULL)->key)];
+	unsigned line; /* the last line that set it */
+};
 
 struct parse_ctx {
 	const char *p;
@@ -33,7 +42,13 @@ struct parse_ctx {
 	size_t errsize;
 	bool lenient;
 	bool failed;
+	bool indented; /* the line being parsed starts with a blank */
+	bool unknown; /* parse_key() did not know the key */
+	bool adds; /* parse_key() took a key whose lines add up (a fingerprint list) */
 	char key[sizeof(((struct config_warning *)NULL)->key)]; /* the one being parsed */
+	char prev_key[sizeof(((struct config_warning *)NULL)->key)]; /* the handler's last call */
+	size_t n_seen;
+	struct seen_key seen[SEEN_MAX];
 };
 
 static _printf_(3, 4) void add_warning(struct parse_ctx *x, const char *key, const char *fmt, ...)
@@ -69,6 +84,11 @@ static _printf_(2, 3) void fail(struct parse_ctx *x, const char *fmt, ...)
 	snprintf(x->err, x->errsize, "%s:%u: %s", x->filename, x->line, msg);
 }
 
+static bool is_blank(uint8_t ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
 static char *reader(char *str, int num, void *stream)
 {
 	struct parse_ctx *x = stream;
@@ -77,6 +97,7 @@ static char *reader(char *str, int num, void *stream)
 	if (x->pos >= x->n || x->failed)
 		return NULL;
 	x->line++;
+	x->indented = is_blank((uint8_t)x->p[x->pos]);
 	while (x->pos < x->n) {
 		char ch = x->p[x->pos++];
 
@@ -112,23 +133,6 @@ static int parse_uint(const char *v, unsigned min, unsigned max, unsigned *ret)
 		return -EINVAL;
 	*ret = (unsigned)u;
 	return 0;
-}
-
-static bool is_fingerprint(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n != 40 && n != 64)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!strchr("0123456789ABCDEFabcdef", s[i]))
-			return false;
-	return true;
-}
-
-static bool is_blank(uint8_t ch)
-{
-	return ch == ' ' || ch == '\t';
 }
 
 static int parse_days(const uint8_t *p, size_t n, unsigned *ret)
@@ -213,30 +217,98 @@ static int parse_thresholds(struct parse_ctx *x, const char *v)
 	return 1;
 }
 
-/* A list of fingerprints, added to what earlier lines of the same key named (32 fingerprints do
- * not fit on one line); a bad line is refused whole. */
+/* One fingerprint as people copy it: 40 or 64 hex digits, in any case, optionally after "0x",
+ * optionally in groups with blanks between them as gpg --fingerprint prints it ("0123 4567 ...
+ * 0123  4567"). Upper case into ret. */
+static bool fpr_from_text(const char *s, size_t n, char ret[FPR_HEX_MAX])
+{
+	size_t k = 0;
+
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2, n -= 2;
+	for (size_t i = 0; i < n; i++) {
+		if (is_blank((uint8_t)s[i]))
+			continue;
+		if (!isxdigit((unsigned char)s[i]) || k >= FPR_HEX_MAX - 1)
+			return false;
+		ret[k++] = (char)toupper((unsigned char)s[i]);
+	}
+	if (k != 40 && k != 64)
+		return false;
+	ret[k] = 0;
+	return true;
+}
+
+static int add_fpr(struct parse_ctx *x, const char *what, const char *fpr,
+                   char (*list)[FPR_HEX_MAX], unsigned *n)
+{
+	if (*n >= CONFIG_TRACK_MAX) {
+		fail(x, "%s: more than %d fingerprints", what, CONFIG_TRACK_MAX);
+		return -E2BIG;
+	}
+	strcpy_trunc(list[(*n)++], FPR_HEX_MAX, fpr);
+	return 0;
+}
+
+/* One comma-separated item: a fingerprint (maybe grouped), or, as before grouping was read,
+ * whole fingerprints separated by blanks. The refusal quotes what was written. */
+static int parse_fpr_item(struct parse_ctx *x, const char *what, const char *s, size_t n,
+                          char (*list)[FPR_HEX_MAX], unsigned *count)
+{
+	char fpr[FPR_HEX_MAX];
+	size_t i = 0;
+
+	if (fpr_from_text(s, n, fpr))
+		return add_fpr(x, what, fpr, list, count);
+	while (i < n && !is_blank((uint8_t)s[i]))
+		i++;
+	if (i == n || !fpr_from_text(s, i, fpr)) {
+		fail(x, "%s: '%.*s' is not a 40 or 64 digit hex fingerprint", what, (int)n, s);
+		return -EINVAL;
+	}
+	if (add_fpr(x, what, fpr, list, count) < 0)
+		return -E2BIG;
+	while (i < n) {
+		size_t a = i, b;
+
+		while (a < n && is_blank((uint8_t)s[a]))
+			a++;
+		for (b = a; b < n && !is_blank((uint8_t)s[b]);)
+			b++;
+		if (a == n)
+			break;
+		if (!fpr_from_text(s + a, b - a, fpr)) {
+			fail(x, "%s: '%.*s' is not a 40 or 64 digit hex fingerprint", what,
+			     (int)(b - a), s + a);
+			return -EINVAL;
+		}
+		if (add_fpr(x, what, fpr, list, count) < 0)
+			return -E2BIG;
+		i = b;
+	}
+	return 0;
+}
+
+/* A list of fingerprints separated by commas, added to what earlier lines of the same key named
+ * (32 fingerprints do not fit on one line); a bad line is refused whole. */
 static int parse_fprs(struct parse_ctx *x, const char *what, const char *v,
                       char (*list)[FPR_HEX_MAX], unsigned *n)
 {
-	char buf[LINE_MAX_CHARS + 1], *save = NULL;
 	unsigned before = *n;
 
-	strcpy_trunc(buf, sizeof(buf), v);
-	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-		if (*n >= CONFIG_TRACK_MAX) {
-			fail(x, "%s: more than %d fingerprints", what, CONFIG_TRACK_MAX);
+	x->adds = true;
+	for (const char *p = v; *p;) {
+		size_t len = strcspn(p, ","), a = 0, b = len;
+
+		while (a < b && is_blank((uint8_t)p[a]))
+			a++;
+		while (b > a && is_blank((uint8_t)p[b - 1]))
+			b--;
+		if (b > a && parse_fpr_item(x, what, p + a, b - a, list, n) < 0) {
 			*n = before; /* lenient: the line is ignored whole */
 			return 0;
 		}
-		if (!is_fingerprint(t)) {
-			fail(x, "%s: '%s' is not a 40 or 64 digit hex fingerprint", what, t);
-			*n = before;
-			return 0;
-		}
-		for (char *q = t; *q; q++)
-			if (*q >= 'a' && *q <= 'f')
-				*q = (char)(*q - 'a' + 'A');
-		strcpy_trunc(list[(*n)++], FPR_HEX_MAX, t);
+		p += len + (p[len] == ',');
 	}
 	return 1;
 }
@@ -313,6 +385,7 @@ static int parse_upstream_key(struct parse_ctx *x, const char *name, const char 
 		return parse_yes_no(x, name, value, &c->upstream_relied_trusted);
 	if (streq(name, "wkd"))
 		return parse_yes_no(x, name, value, &c->upstream_wkd);
+	x->unknown = true;
 	add_warning(x, x->key, "%s:%u: unknown key [upstream] %s, ignoring", x->filename, x->line,
 	            name);
 	return 1;
@@ -406,20 +479,78 @@ static int parse_key(struct parse_ctx *x, const char *section, const char *name,
 		return 1;
 	}
 
-	add_warning(x, x->key, "%s:%u: unknown key [%s] %s, ignoring", x->filename, x->line,
-	            section, name);
+	x->unknown = true;
+	if (!*section)
+		add_warning(x, x->key, "%s:%u: key '%s' before any [section], ignoring",
+		            x->filename, x->line, name);
+	else
+		add_warning(x, x->key, "%s:%u: unknown key [%s] %s, ignoring", x->filename, x->line,
+		            section, name);
 	return 1;
+}
+
+/* A '#' or ';' that starts the value or follows a blank starts a comment; one inside a word
+ * (https://x/#a) is part of the value. inih as Debian builds it strips only " ;" comments, and
+ * is built elsewhere with other choices, so both are stripped here whatever it did. */
+static void strip_comment(char *v)
+{
+	size_t n;
+
+	for (char *q = v; *q; q++)
+		if ((*q == '#' || *q == ';') && (q == v || is_blank((uint8_t)q[-1]))) {
+			*q = 0;
+			break;
+		}
+	for (n = strlen(v); n > 0 && is_blank((uint8_t)v[n - 1]); n--)
+		v[n - 1] = 0;
+}
+
+static struct seen_key *find_seen(struct parse_ctx *x, const char *key)
+{
+	for (size_t i = 0; i < x->n_seen; i++)
+		if (streq(x->seen[i].key, key))
+			return &x->seen[i];
+	return NULL;
+}
+
+/* A key set a second time: the last value wins as it always did, but the user hears of it. */
+static void note_seen(struct parse_ctx *x, const char *section, const char *name)
+{
+	struct seen_key *s = find_seen(x, x->key);
+
+	if (s) {
+		add_warning(x, x->key,
+		            "%s:%u: [%s] %s set again (first on line %u); line %u is used",
+		            x->filename, x->line, section, name, s->line, x->line);
+		s->line = x->line;
+		return;
+	}
+	if (x->n_seen >= SEEN_MAX)
+		return;
+	s = &x->seen[x->n_seen++];
+	strcpy_trunc(s->key, sizeof(s->key), x->key);
+	s->line = x->line;
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
+	char v[LINE_MAX_CHARS + 1];
+	bool continued;
 	int r;
 
 	if (x->failed)
 		return 0;
 	snprintf(x->key, sizeof(x->key), "%s/%s", section, name);
-	r = parse_key(x, section, name, value);
+	/* inih hands an indented line after a key to the same key again (a continuation). */
+	continued = x->indented && streq(x->key, x->prev_key);
+	strcpy_trunc(x->prev_key, sizeof(x->prev_key), x->key);
+	strcpy_trunc(v, sizeof(v), value);
+	strip_comment(v);
+	x->unknown = x->adds = false;
+	r = parse_key(x, section, name, v);
+	if (r > 0 && !x->unknown && !x->adds && !continued)
+		note_seen(x, section, name);
 	/* Lenient: a refusal is a warning already; 0 would make inih report a syntax error. */
 	return x->lenient ? 1 : r;
 }
@@ -462,22 +593,38 @@ void config_init(struct config *c)
 	c->upstream_interval_sec = 86400;
 }
 
-/* critical-days above warning-days: refused, or (lenient) both back to their defaults. */
+/* Where a level key was last set: ", line N" or ", the default", for check_levels(). */
+static unsigned level_line(struct parse_ctx *x, const char *key, char *buf, size_t size)
+{
+	struct seen_key *s = find_seen(x, key);
+
+	if (s)
+		snprintf(buf, size, "line %u", s->line);
+	else
+		snprintf(buf, size, "the default");
+	return s ? s->line : 0;
+}
+
+/* critical-days above warning-days: refused, or (lenient) both back to their defaults. The
+ * message names the line of the one set last, and where the other one came from. */
 static int check_levels(struct parse_ctx *x)
 {
 	struct config *c = x->c, defaults;
+	char wsrc[32], csrc[32], msg[CONFIG_ERROR_MAX];
+	unsigned wl, cl;
 
 	if (c->critical_days <= c->warning_days)
 		return 0;
+	wl = level_line(x, "expiry/warning-days", wsrc, sizeof(wsrc));
+	cl = level_line(x, "expiry/critical-days", csrc, sizeof(csrc));
+	snprintf(msg, sizeof(msg),
+	         "%s:%u: [expiry] critical-days (%u, %s) is above warning-days (%u, %s)",
+	         x->filename, cl > wl ? cl : wl, c->critical_days, csrc, c->warning_days, wsrc);
 	if (!x->lenient) {
-		snprintf(x->err, x->errsize,
-		         "%s: [expiry] critical-days (%u) is above warning-days (%u)", x->filename,
-		         c->critical_days, c->warning_days);
+		snprintf(x->err, x->errsize, "%s", msg);
 		return -EINVAL;
 	}
-	add_warning(x, "expiry/critical-days",
-	            "%s: [expiry] critical-days (%u) is above warning-days (%u), ignoring both",
-	            x->filename, c->critical_days, c->warning_days);
+	add_warning(x, "expiry/critical-days", "%s, ignoring both", msg);
 	config_init(&defaults);
 	c->warning_days = defaults.warning_days;
 	c->critical_days = defaults.critical_days;

@@ -112,7 +112,32 @@ TEST(bad_values_name_file_line_and_key)
 		{ "[notify]\nrenewal-url = ftp://x\n",
 		  "keyctl.conf:2: [notify] renewal-url: 'ftp://x' is not an http(s) URL" },
 		{ "[expiry]\nwarning-days = 2\ncritical-days = 5\n",
-		  "keyctl.conf: [expiry] critical-days (5) is above warning-days (2)" },
+		  "keyctl.conf:3: [expiry] critical-days (5, line 3) is above warning-days (2, "
+		  "line "
+		  "2)" },
+		{ "[expiry]\ncritical-days = 5\n\nwarning-days = 2\n",
+		  "keyctl.conf:4: [expiry] critical-days (5, line 2) is above warning-days (2, "
+		  "line "
+		  "4)" },
+		{ "# levels\n[expiry]\ncritical-days = 20\n",
+		  "keyctl.conf:3: [expiry] critical-days (20, line 3) is above warning-days (14, "
+		  "the "
+		  "default)" },
+		{ "[expiry]\nwarning-days = 2 # too low\n",
+		  "keyctl.conf:2: [expiry] critical-days (3, the default) is above warning-days "
+		  "(2, "
+		  "line 2)" },
+		{ "; about\n\n[expiry]\nthresholds = 30, x   # days\n",
+		  "keyctl.conf:4: [expiry] thresholds: 'x' is not a number of days from 1 to "
+		  "3650" },
+		{ "[keyring]\ntrack = 0123 4567 89AB CDEF 0123  4567 89AB CDEF 0123 456\n",
+		  "keyctl.conf:2: [keyring] track: '0123 4567 89AB CDEF 0123  4567 89AB CDEF 0123 "
+		  "456' is not a 40 or 64 digit hex fingerprint" },
+		{ "[upstream]\nrelied-on = 0123456789ABCDEF0123456789ABCDEF01234567 0x12\n",
+		  "keyctl.conf:2: [upstream] relied-on: '0x12' is not a 40 or 64 digit hex "
+		  "fingerprint" },
+		{ "[keyring]\nretired = 0x\n", "keyctl.conf:2: [keyring] retired: '0x' is not a 40 "
+		                               "or 64 digit hex fingerprint" },
 		{ "[daemon]\nthis line has no equals sign\n",
 		  "keyctl.conf:2: syntax error (expected [section] or key = value)" },
 		{ "[daemon\n", "keyctl.conf:1: syntax error (expected [section] or key = value)" },
@@ -217,6 +242,142 @@ TEST(lenient)
 	ASSERT_ERR(config_parse((const uint8_t *)"[notify]\0", 9, "k.conf", CONFIG_LENIENT, &c, err,
 	                        sizeof(err)),
 	           EBADMSG);
+}
+
+/* Issue 31: the README's example, as printed, with comments after the values. inih (as Debian
+ * builds it) strips only " ;" itself; " #" is stripped here, and a '#' or ';' inside a word stays.
+ */
+TEST(inline_comments)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_OK(parse(
+	        "[expiry]\n"
+	        "thresholds = 60, 30, 14, 7, 1     # days before expiry at which you are "
+	        "told\n"
+	        "warning-days = 14\t# tab before\n"
+	        "critical-days = 3 ; semicolon\n"
+	        "\n"
+	        "[keyring]\n"
+	        "track = 0123456789ABCDEF0123456789ABCDEF01234567   # a key with no secret "
+	        "part here\n"
+	        "[notify]\n"
+	        "renewal-url = https://wiki.example.org/gpg-renewal#renew # the anchor stays\n",
+	        &c, err));
+	ASSERT_EQ(c.n_thresholds, 5);
+	ASSERT_EQ(c.thresholds[0], 60);
+	ASSERT_EQ(c.thresholds[4], 1);
+	ASSERT_EQ(c.warning_days, 14);
+	ASSERT_EQ(c.critical_days, 3);
+	ASSERT_EQ(c.n_track, 1);
+	ASSERT_STREQ(c.track[0], "0123456789ABCDEF0123456789ABCDEF01234567");
+	ASSERT_STREQ(c.renewal_url, "https://wiki.example.org/gpg-renewal#renew");
+	ASSERT_EQ(c.n_warnings, 0);
+
+	ASSERT_OK(parse("[notify]\nrenewal-url = https://x/#a;b\n", &c, err));
+	ASSERT_STREQ(c.renewal_url, "https://x/#a;b");
+	/* A value that is only a comment is empty. */
+	ASSERT_OK(
+	        parse("[notify]\nrenewal-url = # none yet\n[keyring]\ntrack = ; later\n", &c, err));
+	ASSERT_STREQ(c.renewal_url, "");
+	ASSERT_EQ(c.n_track, 0);
+	/* The comment is not part of what a refusal quotes. */
+	ASSERT_ERR(parse("[daemon]\nmax-clients = lots # of them\n", &c, err), EINVAL);
+	ASSERT_STREQ(err,
+	             "keyctl.conf:2: [daemon] max-clients: 'lots' is not a whole number from 1 "
+	             "to 4096");
+}
+
+/* Issue 31: fingerprints as gpg --fingerprint prints them, and with 0x, for every key that takes
+ * them; whole fingerprints separated by blanks as before. */
+TEST(fingerprint_forms)
+{
+	static const char *const keys[] = { "[keyring]\ntrack", "[keyring]\nretired",
+		                            "[upstream]\nrelied-on" };
+	static const char *const forms[] = {
+		"0123 4567 89AB CDEF 0123  4567 89AB CDEF 0123 4567",
+		"0x0123456789abcdef0123456789ABCDEF01234567",
+		"0X0123456789ABCDEF0123456789ABCDEF01234567",
+		"  0123456789ABCDEF 0123456789ABCDEF\t01234567  ",
+	};
+	static const char v5[] = "0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF";
+	struct config c;
+	char err[CONFIG_ERROR_MAX], text[256];
+
+	for (size_t k = 0; k < ELEMENTSOF(keys); k++)
+		for (size_t f = 0; f < ELEMENTSOF(forms); f++) {
+			unsigned n;
+			const char(*list)[FPR_HEX_MAX];
+
+			snprintf(text, sizeof(text), "%s = %s, 0x%s\n", keys[k], forms[f], v5);
+			ASSERT_OK(parse(text, &c, err));
+			n = k == 0 ? c.n_track : k == 1 ? c.n_retired : c.n_relied_on;
+			list = k == 0 ? c.track : k == 1 ? c.retired : c.relied_on;
+			ASSERT_EQ(n, 2);
+			ASSERT_STREQ(list[0], "0123456789ABCDEF0123456789ABCDEF01234567");
+			ASSERT_STREQ(list[1], v5);
+		}
+	/* Blanks between whole fingerprints still separate them. */
+	ASSERT_OK(parse("[keyring]\ntrack = 0123456789ABCDEF0123456789ABCDEF01234567 "
+	                "0xFEDCBA9876543210FEDCBA9876543210FEDCBA98,,\n",
+	                &c, err));
+	ASSERT_EQ(c.n_track, 2);
+	ASSERT_STREQ(c.track[1], "FEDCBA9876543210FEDCBA9876543210FEDCBA98");
+}
+
+/* Issue 31: a key set twice is a warning naming both lines, the last value used; keys whose lines
+ * add up (the fingerprint lists) and inih's continuation lines are no repetition. */
+TEST(duplicate_key_warns)
+{
+	static const char twice[] = "[notify]\nrenewal-url = https://a/\n"
+	                            "renewal-url = https://b/\nrenewal-url = ftp://c/\n";
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_OK(parse("[expiry]\nwarning-days = 10\ncritical-days = 2\n\n[daemon]\n"
+	                "max-clients = 3\n[expiry]\nwarning-days = 7\n"
+	                "warning-days = 6\n",
+	                &c, err));
+	ASSERT_EQ(c.warning_days, 6);
+	ASSERT_EQ(c.n_warnings, 2);
+	ASSERT_STREQ(c.warnings[0].key, "expiry/warning-days");
+	ASSERT_STREQ(c.warnings[0].text, "keyctl.conf:8: [expiry] warning-days set again (first on "
+	                                 "line 2); line 8 is used");
+	ASSERT_STREQ(c.warnings[1].text, "keyctl.conf:9: [expiry] warning-days set again (first on "
+	                                 "line 8); line 9 is used");
+
+	ASSERT_OK(parse("[keyring]\ntrack = 0123456789ABCDEF0123456789ABCDEF01234567\n"
+	                "track = FEDCBA9876543210FEDCBA9876543210FEDCBA98\n"
+	                "  0xAAAABBBBCCCCDDDDEEEEFFFF0000111122223333\n"
+	                "[notify]\nrenewal-url = https://a.example/\n",
+	                &c, err));
+	ASSERT_EQ(c.n_track, 3);
+	ASSERT_EQ(c.n_warnings, 0);
+
+	/* Lenient: the same warning; a refused repetition leaves the first value. */
+	config_init(&c);
+	ASSERT_OK(config_parse((const uint8_t *)twice, strlen(twice), "k.conf", CONFIG_LENIENT, &c,
+	                       err, sizeof(err)));
+	ASSERT_STREQ(c.renewal_url, "https://b/");
+	ASSERT_EQ(c.n_warnings, 2);
+	ASSERT_STREQ(c.warnings[0].text, "k.conf:3: [notify] renewal-url set again (first on line "
+	                                 "2); line 3 is used");
+	ASSERT_STREQ(c.warnings[1].text, "k.conf:4: [notify] renewal-url: 'ftp://c/' is not an "
+	                                 "http(s) URL, ignoring");
+}
+
+/* Issue 31: a key above the first [section] said so, not "unknown key []". */
+TEST(key_before_section)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_OK(parse("# keyctl\nmax-clients = 3\n[daemon]\nmax-clients = 4\n", &c, err));
+	ASSERT_EQ(c.max_clients, 4);
+	ASSERT_EQ(c.n_warnings, 1);
+	ASSERT_STREQ(c.warnings[0].text,
+	             "keyctl.conf:2: key 'max-clients' before any [section], ignoring");
 }
 
 static int thresholds(const char *s, unsigned *v, unsigned *n, char *err)
@@ -425,6 +586,10 @@ int main(void)
 	RUN(unknown_keys_warn);
 	RUN(hostile_bytes);
 	RUN(lenient);
+	RUN(inline_comments);
+	RUN(fingerprint_forms);
+	RUN(duplicate_key_warns);
+	RUN(key_before_section);
 	RUN(thresholds);
 	RUN(load);
 	RUN(default_path);
