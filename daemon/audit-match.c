@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Which token holds which subkey (audit_match), whether a stub's card serial names a card, and
- * gpg's matching of a key specification (default-key) and which subkey it signs with: the
- * lookups the audit rules and the daemon share.
+ * gpg's matching of a key specification (default-key) and which subkey it signs with, and which
+ * of gpg.conf's default-key lines gpg uses: the lookups the audit rules and the daemon share.
  *
  * Does not: raise findings (audit.c).
  */
 #include <ctype.h>
+#include <string.h>
 #include <strings.h>
 
+#include "audit-internal.h"
 #include "audit.h"
 #include "card-openpgp.h"
 
@@ -207,4 +209,60 @@ void audit_resolve_signing(const struct key *keys, size_t n_keys, const char *sp
 		if (r.state == AUDIT_SIGN_USABLE)
 			return;
 	}
+}
+
+/* Whether gpg may take spec as its default key (getkey.c, parse_def_secret_key()): the first key
+ * it names has a key or subkey (that very one with '!') that is not revoked, expired or disabled
+ * and whose secret part is here. */
+static bool default_key_ok(const struct key *keys, size_t n_keys, const char *spec)
+{
+	const char *hex = NULL;
+	bool exact = false;
+	size_t n = spec_hex(spec, &hex, &exact);
+
+	for (size_t i = 0; i < n_keys; i++) {
+		const struct key *k = &keys[i];
+
+		if (!audit_key_matches_spec(k, spec))
+			continue;
+		if (k->revoked || k->disabled || audit_key_expired(k))
+			return false;
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const struct subkey *s = &k->subkeys[j];
+
+			if (exact && n > 0 && !fpr_ends_with(s->fingerprint, hex, n))
+				continue;
+			if (!s->revoked && !s->expired && !s->disabled &&
+			    s->expiry_level != LEVEL_EXPIRED && s->secret != SECRET_NONE)
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+const char *audit_default_key(const struct key *keys, size_t n_keys, const char *values, char *buf,
+                              size_t size)
+{
+	const char *end = values + strlen(values);
+
+	buf[0] = 0;
+	/* From the last line up: the first that gpg may take wins; none, the last one. */
+	while (end > values) {
+		const char *start = end;
+
+		while (start > values && start[-1] != '\n')
+			start--;
+		if ((size_t)(end - start) < size) {
+			memcpy(buf, start, (size_t)(end - start));
+			buf[end - start] = 0;
+			if (default_key_ok(keys, n_keys, buf))
+				return buf;
+		}
+		end = start > values ? start - 1 : values;
+	}
+	/* gpg ignores them all then: the last one is what the user meant. */
+	end = strrchr(values, '\n');
+	strcpy_trunc(buf, size, end ? end + 1 : values);
+	return buf;
 }

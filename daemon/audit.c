@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "audit-internal.h"
@@ -457,13 +458,39 @@ bool audit_key_expired(const struct key *k)
 	return k->expired || k->subkeys[0].expiry_level == LEVEL_EXPIRED;
 }
 
-/* The way out that fits the trouble; then, always, pointing at another key (set_other). */
-static void signing_hint(const struct ctx *x, struct finding *f, const struct audit_signing *sg,
-                         const char *set_other)
+/* A usable signing subkey of the key the spec named, as the spec should name it: that subkey
+ * with '!' when the spec named one exactly, else the key (gpg then takes its newest). */
+static const char *same_key_signer(const struct key *k, const char *spec, char *buf, size_t size)
+{
+	struct audit_signing sg;
+	size_t n = strlen(spec);
+
+	if (!k || k->revoked)
+		return NULL;
+	audit_resolve_signing(k, 1, k->fingerprint, &sg);
+	if (sg.state != AUDIT_SIGN_USABLE)
+		return NULL;
+	while (n > 0 && (spec[n - 1] == ' ' || spec[n - 1] == '\t'))
+		n--;
+	if (n > 0 && spec[n - 1] == '!')
+		audit_textf(buf, size, "%s!", sg.subkey->fingerprint);
+	else
+		audit_textf(buf, size, "%s", k->fingerprint);
+	return buf;
+}
+
+/* The way out that fits the trouble: the same key's usable signing subkey when it has one, else
+ * mending the key, or pointing at another key (set_other). */
+static void signing_hint(const struct ctx *x, struct finding *f, const char *spec,
+                         const struct audit_signing *sg, const char *set_other)
 {
 	const struct key *k = sg->key;
-	char fix[FINDING_TEXT_MAX] = "";
+	char fix[FINDING_TEXT_MAX] = "", same[FPR_HEX_MAX + 1];
 
+	if (same_key_signer(k, spec, same, sizeof(same))) {
+		audit_textf(f->hint, sizeof(f->hint), "%s %s", set_other, same);
+		return;
+	}
 	if (sg->state == AUDIT_SIGN_EXPIRED)
 		audit_hint_set_expire(k, audit_key_expired(k) ? &k->subkeys[0] : sg->subkey, "1y",
 		                      fix, sizeof(fix));
@@ -477,6 +504,15 @@ static void signing_hint(const struct ctx *x, struct finding *f, const struct au
 	            usable_signing_key(x, k));
 }
 
+/* Whether git's spec is its committer identity ("Name <email>", commit.gpgSign without
+ * user.signingkey) rather than a user.signingkey. */
+static bool git_spec_is_ident(const char *spec)
+{
+	size_t n = strlen(spec);
+
+	return n > 2 && spec[n - 1] == '>' && strchr(spec, '<');
+}
+
 static void rule_git_signing_key_unusable(struct ctx *x, const struct rule *r)
 {
 	const char *spec = x->daemon->git_signing_key;
@@ -488,21 +524,27 @@ static void rule_git_signing_key_unusable(struct ctx *x, const struct rule *r)
 	f = audit_add(x, r->id, LEVEL_CRITICAL, x->git.key, x->git.subkey, NULL);
 	if (!f)
 		return;
-	signing_message(f, "git's user.signingkey", spec, &x->git, ": git cannot sign commits");
-	signing_hint(x, f, &x->git, "git config --global user.signingkey");
+	signing_message(f,
+	                git_spec_is_ident(spec) ? "git's committer identity (commit.gpgSign, no "
+	                                          "user.signingkey)"
+	                                        : "git's user.signingkey",
+	                spec, &x->git, ": git cannot sign commits");
+	signing_hint(x, f, spec, &x->git, "git config --global user.signingkey");
 }
 
 /* Named revoked-default-key for its first case (a revoked or expired key); it covers every way
  * default-key can fail to give gpg a key to sign with. */
 static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 {
-	const char *default_key = x->daemon->default_key;
+	char default_key[FINDING_TEXT_MAX];
 	struct audit_signing sg;
 	const struct key *k;
 	struct finding *f;
 
-	if (isempty(default_key) || !x->daemon->keys_listed)
+	if (isempty(x->daemon->default_key) || !x->daemon->keys_listed)
 		return;
+	audit_default_key(x->keys, x->n_keys, x->daemon->default_key, default_key,
+	                  sizeof(default_key));
 	audit_resolve_signing(x->keys, x->n_keys, default_key, &sg);
 	if (sg.state == AUDIT_SIGN_USABLE)
 		return;
@@ -520,7 +562,7 @@ static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
 		return;
 	}
 	signing_message(f, "gpg.conf's default-key", default_key, &sg, "");
-	signing_hint(x, f, &sg, "point default-key in gpg.conf at");
+	signing_hint(x, f, default_key, &sg, "point default-key in gpg.conf at");
 }
 
 /* Every rule, one row each; the order is the order of the findings. */

@@ -65,10 +65,18 @@ struct audit_signing {
 void audit_resolve_signing(const struct key *keys, size_t n_keys, const char *spec,
                            struct audit_signing *ret);
 
+/* The default-key gpg uses among values (gpg.conf's, one a line, in the file's order): the last
+ * one that names a key with a usable secret part here (not revoked, expired or disabled), as gpg
+ * does; the last one when none does (gpg then ignores them all). Into buf, which it returns. */
+const char *audit_default_key(const struct key *keys, size_t n_keys, const char *values, char *buf,
+                              size_t size);
+
 /* What the rules need of the daemon besides tokens, keys and configuration. */
 struct audit_daemon {
-	const char *default_key; /* gpg.conf's default-key, or NULL */
-	/* git's user.signingkey when gpg.format is openpgp (or unset), or NULL */
+	/* gpg.conf's default-key values, one a line, or NULL */
+	const char *default_key;
+	/* What git hands gpg --local-user (git-config.h): user.signingkey, or without it the
+	 * committer identity when commit.gpgSign or tag.gpgSign is on; NULL when none */
 	const char *git_signing_key;
 	/* False until the first keyring listing has ended: a card slot is then judged against
 	 * no keys at all, and "in none of the keys keyctl knows" would be a false alarm. */

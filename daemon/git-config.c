@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,8 +295,31 @@ int git_config_paths(char paths[static GIT_CONFIG_PATHS_MAX][PATH_MAX])
 	return n;
 }
 
-/* One file's user.signingkey and gpg.format, each left as it was when the file sets none. */
-static int read_one(const char *path, char *key, size_t key_size, char *format, size_t fmt_size)
+/* What git's global files say about signing; each field stays as it was when a file sets none,
+ * so that reading the files in order leaves the values git uses. */
+struct git_signing {
+	char key[GIT_SIGNING_KEY_MAX], format[16], commit_sign[16], tag_sign[16];
+	char user_name[GIT_SIGNING_KEY_MAX], user_email[GIT_SIGNING_KEY_MAX];
+	char committer_name[GIT_SIGNING_KEY_MAX], committer_email[GIT_SIGNING_KEY_MAX];
+	bool set[8]; /* by git_fields' index: some file sets it */
+};
+
+#define FIELD(f) offsetof(struct git_signing, f), sizeof(((struct git_signing *)0)->f)
+static const struct {
+	const char *section, *name;
+	size_t offset, size;
+} git_fields[] = {
+	{ "user", "signingkey", FIELD(key) },
+	{ "gpg", "format", FIELD(format) },
+	{ "commit", "gpgsign", FIELD(commit_sign) },
+	{ "tag", "gpgsign", FIELD(tag_sign) },
+	{ "user", "name", FIELD(user_name) },
+	{ "user", "email", FIELD(user_email) },
+	{ "committer", "name", FIELD(committer_name) },
+	{ "committer", "email", FIELD(committer_email) },
+};
+
+static int read_one(const char *path, struct git_signing *g)
 {
 	_cleanup_(freep) uint8_t *data = NULL;
 	size_t n = 0;
@@ -306,40 +330,80 @@ static int read_one(const char *path, char *key, size_t key_size, char *format, 
 		return 0;
 	if (r < 0)
 		return r;
-	{
-		char k[GIT_SIGNING_KEY_MAX], f[16];
+	for (size_t i = 0; i < ELEMENTSOF(git_fields); i++) {
+		char v[GIT_SIGNING_KEY_MAX], *dst = (char *)g + git_fields[i].offset;
 
-		r = git_config_get(data, n, "user", "signingkey", k, sizeof(k));
-		if (r > 0)
-			strcpy_trunc(key, key_size, k);
-		if (r >= 0)
-			r = git_config_get(data, n, "gpg", "format", f, sizeof(f));
-		/* A format too long to be one we know is not "openpgp". */
+		r = git_config_get(data, n, git_fields[i].section, git_fields[i].name, v,
+		                   sizeof(v));
+		/* A value too long to be one we know (a format, a boolean) is none we know. */
 		if (r == -EMSGSIZE)
-			r = 1, strcpy(f, "?");
-		if (r > 0)
-			strcpy_trunc(format, fmt_size, f);
+			r = 1, strcpy(v, "?");
+		if (r < 0)
+			return r;
+		if (r > 0 && strcpy_bounded(dst, git_fields[i].size, v) < 0)
+			strcpy(dst, "?");
+		g->set[i] = g->set[i] || r > 0;
 	}
-	return r < 0 ? r : 0;
+	return 0;
+}
+
+/* git_config_bool(): true, yes, on, a non-zero number, or a bare name (""); unset is false. */
+static bool git_bool(const char *v, bool unset)
+{
+	char *end;
+
+	if (unset)
+		return false;
+	if (isempty(v) || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0 ||
+	    strcasecmp(v, "on") == 0)
+		return true;
+	return strtol(v, &end, 10) != 0 && *end == 0;
+}
+
+int git_config_signing(const char *const *paths, size_t n_paths, char *buf, size_t size)
+{
+	struct git_signing g = {};
+	const char *name, *email;
+	int r;
+
+	_Static_assert(ELEMENTSOF(git_fields) == ELEMENTSOF(g.set), "a flag per field");
+	buf[0] = 0;
+	for (size_t i = 0; i < n_paths; i++) {
+		r = read_one(paths[i], &g);
+		if (r < 0)
+			return r;
+	}
+	if (!isempty(g.format) && !streq(g.format, "openpgp"))
+		return 0;
+	if (!isempty(g.key))
+		return strcpy_bounded(buf, size, g.key) < 0 ? -EMSGSIZE : 1;
+	if (!git_bool(g.commit_sign, !g.set[2]) && !git_bool(g.tag_sign, !g.set[3]))
+		return 0;
+	/* git then passes its committer identity, "Name <email>", to gpg --local-user
+	 * (gpg-interface.c, get_signing_key()), which gpg matches as a part of a user id. */
+	name = !isempty(g.committer_name) ? g.committer_name : g.user_name;
+	email = !isempty(g.committer_email) ? g.committer_email : g.user_email;
+	if (isempty(email))
+		return 0;
+	r = snprintf(buf, size, isempty(name) ? "%s<%s>" : "%s <%s>", name, email);
+	if (r < 0 || (size_t)r >= size) {
+		buf[0] = 0;
+		return -EMSGSIZE;
+	}
+	return 1;
 }
 
 int git_signing_key(char *buf, size_t size)
 {
-	char paths[GIT_CONFIG_PATHS_MAX][PATH_MAX], format[16] = "";
-	int n, r;
+	char paths[GIT_CONFIG_PATHS_MAX][PATH_MAX];
+	const char *p[GIT_CONFIG_PATHS_MAX];
+	int n;
 
 	buf[0] = 0;
 	n = git_config_paths(paths);
 	if (n < 0)
 		return n == -ENOENT ? 0 : n;
-	for (int i = 0; i < n; i++) {
-		r = read_one(paths[i], buf, size, format, sizeof(format));
-		if (r < 0) {
-			buf[0] = 0;
-			return r;
-		}
-	}
-	if (!isempty(format) && !streq(format, "openpgp"))
-		buf[0] = 0;
-	return !isempty(buf);
+	for (int i = 0; i < n; i++)
+		p[i] = paths[i];
+	return git_config_signing(p, (size_t)n, buf, size);
 }

@@ -7,8 +7,13 @@
  * case-insensitive, `name = value` or a bare `name`, double quotes, the escapes \" \\ \n \t \b,
  * a backslash at the end of a line continuing the value, and `#` or `;` comments.
  *
+ * Without user.signingkey, when commit.gpgSign or tag.gpgSign is true, git signs as its
+ * committer identity ("Name <email>" from committer.* or user.*), which gpg matches as a part of
+ * a user id: that identity is the key git signs with then.
+ *
  * Does not: spawn git, follow [include] or [includeIf], read the system or repository
- * configuration, or fall back to the committer identity when user.signingkey is unset.
+ * configuration, or read the identity from the environment (GIT_COMMITTER_*, EMAIL) or the
+ * passwd entry (a missing user.name matches by "<email>" alone).
  */
 #pragma once
 
@@ -31,6 +36,11 @@ int git_config_get(const uint8_t *p, size_t n, const char *section, const char *
  * paths. Returns the count, or -ENOENT when neither HOME nor GIT_CONFIG_GLOBAL is set. */
 int git_config_paths(char paths[static GIT_CONFIG_PATHS_MAX][PATH_MAX]);
 
-/* The OpenPGP key git signs commits with: 1 and user.signingkey in buf when set and gpg.format
- * is unset or "openpgp", 0 when not (buf ""), or -errno of an unreadable or malformed file. */
+/* What git hands gpg --local-user for the files paths (in git's order, the later wins): 1 and
+ * user.signingkey in buf, or without it "Name <email>" when commit.gpgSign or tag.gpgSign is true;
+ * 0 when git signs with no OpenPGP key (gpg.format not openpgp, nothing set; buf ""); -EMSGSIZE
+ * when it does not fit, or -errno of an unreadable or malformed file. */
+int git_config_signing(const char *const *paths, size_t n_paths, char *buf, size_t size);
+
+/* The same for the global files git reads (git_config_paths()). */
 int git_signing_key(char *buf, size_t size);

@@ -52,19 +52,31 @@ int gpg_conf_has_option(const uint8_t *p, size_t n, const char *option)
 	return gpg_conf_next(&p, &n, option, &v, &vl);
 }
 
-int gpg_conf_file_has_option(const char *dir, const char *name, const char *option)
+int gpg_conf_file_read(const char *dir, const char *name, uint8_t **ret, size_t *ret_n)
 {
-	_cleanup_(freep) uint8_t *data = NULL;
 	char path[PATH_MAX];
-	size_t n = 0;
 	int r;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	r = file_read_bounded(path, GPG_CONF_MAX, &data, &n);
-	if (r == -ENOENT)
+	/* -EFBIG also when it grew while we read: the next change event reads it again. */
+	r = file_read_bounded(path, GPG_CONF_MAX, ret, ret_n);
+	if (r == -ENOENT) {
+		*ret = NULL;
+		*ret_n = 0;
 		return 0;
-	if (r < 0)
+	}
+	return r < 0 ? r : 1;
+}
+
+int gpg_conf_file_has_option(const char *dir, const char *name, const char *option)
+{
+	_cleanup_(freep) uint8_t *data = NULL;
+	size_t n = 0;
+	int r;
+
+	r = gpg_conf_file_read(dir, name, &data, &n);
+	if (r <= 0)
 		return r;
 	return gpg_conf_has_option(data, n, option);
 }

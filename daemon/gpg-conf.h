@@ -24,5 +24,9 @@ int gpg_conf_next(const uint8_t **p, size_t *n, const char *option, const char *
  * -EBADMSG on a NUL byte. Pure; never reads past n. */
 int gpg_conf_has_option(const uint8_t *p, size_t n, const char *option);
 
-/* The same for the file dir/name, read bounded (GPG_CONF_MAX): a missing file is 0. */
+/* Reads dir/name bounded (GPG_CONF_MAX) into *ret (malloc'd): 1, or 0 when it does not exist
+ * (*ret NULL), or -errno. */
+int gpg_conf_file_read(const char *dir, const char *name, uint8_t **ret, size_t *ret_n);
+
+/* gpg_conf_has_option() for the file dir/name: a missing file is 0. */
 int gpg_conf_file_has_option(const char *dir, const char *name, const char *option);

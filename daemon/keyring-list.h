@@ -76,8 +76,10 @@ int keyring_list_with(const char *gnupghome, const char *gpg_path, const char *c
                       size_t errsize);
 void keyring_keys_free(struct key *keys, size_t n);
 
-/* gpg.conf's first default-key value (quotes removed) into buf. Returns 1 when found, 0 when
- * there is none (buf ""), -EBADMSG (NUL byte), -EMSGSIZE (value longer than size). Pure. */
+/* gpg.conf's default-key values (quotes removed), in the file's order, one a line ('\n' between
+ * them) into buf: gpg uses the last one whose key it may sign with (keyring-default-key.c).
+ * Returns 1 when there is one, 0 when there is none (buf ""), -EBADMSG (NUL byte), -EMSGSIZE
+ * (the values do not fit in size). Pure. */
 int keyring_parse_default_key(const uint8_t *p, size_t n, char *buf, size_t size);
 /* Reads gnupghome/gpg.conf and parses it; a missing file is 0 (none). */
 int keyring_default_key(const char *gnupghome, char *buf, size_t size);

@@ -5,8 +5,10 @@
  * directory of a symlink's target (a dotfiles repository), and calls back 200 ms after the last
  * change. The keyring listing reads the files (watch-keyring.c), off the loop thread.
  *
- * Does not: read the files, or watch a directory that does not exist yet (a Reload, or any
- * change in GNUPGHOME, reads the files again).
+ * A directory that does not exist yet (~/.config/git, or GIT_CONFIG_GLOBAL's) is waited for
+ * (path-wait.h) and watched once it appears; one that is removed is waited for again.
+ *
+ * Does not: read the files, or follow a symlink made after the start to a new directory.
  */
 #pragma once
 

@@ -40,6 +40,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (buf[bs] != 'x')
 			__builtin_trap(); /* wrote past size */
 	}
+	{
+		/* The committer identity's booleans and names go through the same parser. */
+		char v[GIT_SIGNING_KEY_MAX];
+		static const char *const names[][2] = { { "commit", "gpgsign" },
+			                                { "user", "email" },
+			                                { "committer", "name" } };
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			int r = git_config_get(copy, size, names[i][0], names[i][1], v, sizeof(v));
+			if (r != 1 && r != 0 && r != -EBADMSG && r != -EMSGSIZE && r != -ENOMEM)
+				__builtin_trap();
+			if (r == 1 && strnlen(v, sizeof(v)) >= sizeof(v))
+				__builtin_trap();
+		}
+	}
 	free(copy);
 	return 0;
 }

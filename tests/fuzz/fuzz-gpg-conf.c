@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * GnuPG's option files: gpg_conf_has_option() gives 1, 0 or -EBADMSG and nothing else; gpg.conf's
- * default-key parser: any bytes give 1 with a NUL-terminated value that fits, 0 with an
- * empty buffer, or -EBADMSG/-EMSGSIZE, never a crash or a read past the input. The input is copied
- * to an exact-size heap buffer so that ASan sees an over-read.
+ * default-key parser: any bytes give 1 with NUL-terminated values, one a line, that fit, 0 with
+ * an empty buffer, or -EBADMSG/-EMSGSIZE, never a crash or a read past the input. The input is
+ * copied to an exact-size heap buffer so that ASan sees an over-read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,8 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = keyring_parse_default_key(copy, size, buf, bs);
 		if (r == 1) {
 			size_t l = strnlen(buf, bs);
-			if (l == 0 || l >= bs || memchr(buf, '\n', l))
-				__builtin_trap(); /* a value is non-empty, terminated, one line */
+			/* Non-empty values, one a line: terminated, no empty line. */
+			if (l == 0 || l >= bs || buf[0] == '\n' || buf[l - 1] == '\n' ||
+			    memmem(buf, l, "\n\n", 2))
+				__builtin_trap();
 		} else if (r == 0) {
 			if (buf[0] != 0)
 				__builtin_trap();

@@ -14,6 +14,12 @@ git-signing-key-unusable: a real ~/.gitconfig (HOME is the daemon's temporary di
 a key not here, then an expired subkey with '!'; each fixed as the hint says, the finding clears
 through the inotify watch alone; gpg.format = ssh silences it; the XDG file counts too; and the
 expiry warning of the subkey git signs with says so.
+Against real git and gpg (a temporary HOME, XDG_CONFIG_HOME and GNUPGHOME): `git commit -S` and
+`gpg --sign`, the key that signed read from the signature with gpg --list-packets, and keyctld's
+Subkey.git_signs and findings agree for ~/.config/git/config made after the start (and made
+again after its directory is removed), commit.gpgSign without user.signingkey (git signs as
+"Name <email>"), user.signingkey on an expired subkey with and without '!' (the hint names the
+same key's new subkey), and gpg.conf with two default-key lines (gpg uses the last it may).
 card-key-no-stub: a card holding subkeys whose secrets were deleted and never learnt (no
 stubs) raises one per slot; gpg --card-status, the hint, writes the stubs and clears them.
 card-not-seen: the daemon remembers tokens across restarts (daemon/state.c), so a restart 31 days
@@ -22,6 +28,9 @@ Helpers come from test-daemon-keys.py. Every process is stopped by pid, also on 
 """
 import importlib.util
 import os
+import re
+import shutil
+import subprocess
 import sys
 import time
 
@@ -103,7 +112,7 @@ def test_keys(pcscd):
 
         dm = dk.Daemon(kr.env).start()
         try:
-            st = dm.wait_status(lambda s: len(s['keys']) == 4)
+            st = dm.wait_status(lambda s: len(s['keys']) >= 3)
             check(st and len(st['keys']) == 4, 'keys: Alice, Bob, Carol and revoked Rex listed')
 
             # Fire.
@@ -245,6 +254,161 @@ def test_git_signing(pcscd):
         finally:
             rc = dm.stop()
         check(rc == 0, 'keyctld exits 0 on SIGTERM, no leak under ASan (%s)' % rc)
+
+
+def git_env(dm, kr):
+    """git as the user runs it: the daemon's HOME and XDG_CONFIG_HOME, the test's GNUPGHOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith('GIT_') and k != 'EMAIL'}
+    env.update(HOME=dm.tmp, XDG_CONFIG_HOME=os.path.join(dm.tmp, 'config'),
+               GNUPGHOME=kr.home, GIT_CONFIG_NOSYSTEM='1')
+    return env
+
+
+def issuer(kr, armored):
+    """The issuer fingerprint of a detached signature, as gpg --list-packets shows it."""
+    r = kr.gpg('--list-packets', input=armored, check=False)
+    m = re.search(r'issuer fpr v4 ([0-9A-F]{40})', r.stdout.decode(errors='replace'))
+    return m.group(1) if m else None
+
+
+def git_signer(dm, kr, repo):
+    """The subkey `git commit -S` signs with here, or None when git cannot sign."""
+    env = git_env(dm, kr)
+    r = subprocess.run(['git', '-C', repo, 'commit', '-q', '-S', '--allow-empty', '-m', 'x'],
+                       env=env, capture_output=True, timeout=60)
+    if r.returncode != 0:
+        return None
+    obj = subprocess.run(['git', '-C', repo, 'cat-file', '-p', 'HEAD'], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    sig, inside = [], False
+    for line in obj.splitlines():
+        if line.startswith('gpgsig '):
+            inside = True
+            line = line[len('gpgsig '):]
+        elif inside and line.startswith(' '):
+            line = line[1:]
+        elif inside:
+            break
+        if inside:
+            sig.append(line)
+    return issuer(kr, ('\n'.join(sig) + '\n').encode())
+
+
+def gpg_signer(kr):
+    """The subkey plain `gpg --sign` signs with in kr (gpg.conf's default-key), or None."""
+    r = kr.gpg('--armor', '--sign', '-o', '-', input=b'x', check=False)
+    return issuer(kr, r.stdout) if r.returncode == 0 and r.stdout else None
+
+
+def agrees(dm, kr, repo, why, words=(), hint=None):
+    """keyctld's Subkey.git_signs and git-signing-key-unusable say what `git commit -S` does; when
+    git cannot sign, the finding's message has words (that tell it from the one before)."""
+    signer = git_signer(dm, kr, repo)
+    rule = 'git-signing-key-unusable'
+
+    def same(st):
+        marked = [s['fingerprint'] for k in st['keys'] for s in k['subkeys']
+                  if s.get('git_signs')]
+        fs = find(st, rule)
+        return (marked == ([signer] if signer else []) and bool(fs) == (not signer) and
+                (not fs or all(w in fs[0]['message'] for w in words)))
+    st = dm.wait_status(same, timeout=15)
+    marked = [s['fingerprint'] for k in st['keys'] for s in k['subkeys'] if s.get('git_signs')]
+    fs = find(st, rule)
+    check(same(st), '%s: git signs with %s, keyctld marks %s and %s' %
+          (why, signer, marked, fs[0]['message'] if fs else 'no finding'))
+    if hint is not None:
+        check(fs and hint in fs[0]['hint'], '%s: the hint says %r: %r' %
+              (why, hint, fs[0]['hint'] if fs else None))
+    return signer, fs[0] if fs else None
+
+
+def default_key_agrees(dm, kr, lines, why):
+    """revoked-default-key fires exactly when gpg --sign with gpg.conf's lines cannot sign."""
+    with open(os.path.join(kr.home, 'gpg.conf'), 'w') as f:
+        f.write('no-auto-check-trustdb\n' + ''.join('default-key %s\n' % x for x in lines))
+    signer = gpg_signer(kr)
+    time.sleep(2)  # the change read (a quiet rule must not pass on the view from before)
+    st = dm.wait_status(lambda s: bool(find(s, 'revoked-default-key')) == (not signer),
+                        timeout=15)
+    fs = find(st, 'revoked-default-key')
+    check(bool(fs) == (not signer), '%s: gpg --sign signs with %s; keyctld: %s' %
+          (why, signer, fs[0]['message'] if fs else 'no finding'))
+    return signer
+
+
+def test_git_gpg_real():
+    """keyctld's view of the signing key against real git commit -S and gpg --sign."""
+    with kb.Keyring() as kr:
+        alice = kr.create_key(uid='Alice Tester <alice@example.org>',
+                              subkeys={'sig': 300, 'enc': 300})
+        # Bob: his signing subkey expired 5 days ago; a new one replaces it.
+        bob = kr.create_key(uid='Bob Tester <bob@example.org>', subkeys={'sig': -5, 'enc': 300})
+        bob['sig2'] = dk.add_subkey(kr, bob['fpr'], 'ed25519', 'sign', '1y')
+        # Carol: her only signing subkey expired; her encryption subkey is fine.
+        carol = kr.create_key(uid='Carol Tester <carol@example.org>',
+                              subkeys={'sig': -5, 'enc': 300})
+        rex = kr.create_key(uid='Rex Revoked <rex@example.org>', subkeys={'sig': 100})
+        revoke_key(kr, rex['fpr'])
+        dm = dk.Daemon(kr.env)
+        xdg = os.path.join(dm.tmp, 'config', 'git', 'config')
+        repo = os.path.join(dm.tmp, 'repo')
+        subprocess.run(['git', 'init', '-q', repo], env=git_env(dm, kr), check=True)
+        check(not os.path.exists(os.path.dirname(xdg)), '~/.config/git does not exist yet')
+        dm.start()
+        try:
+            dm.wait_status(lambda s: len(s['keys']) >= 3)
+            # Made after the start: the watch waits for ~/.config/git.
+            write_git(xdg, '[user]\n\tname = Carol Tester\n\temail = carol@example.org\n'
+                      '[commit]\n\tgpgSign = true\n')
+            signer, f = agrees(dm, kr, repo, 'gpgSign, no signingkey, Carol (expired)',
+                               ('Carol Tester <carol@example.org>',))
+            check(signer is None and f and 'Carol Tester <carol@example.org>' in f['message']
+                  and 'has expired' in f['message'],
+                  'the XDG file made after the start counts; Carol\'s expiry is reported: %s'
+                  % (f and f['message']))
+            write_git(xdg, '[user]\n\tname = Alice Tester\n\temail = alice@example.org\n'
+                      '[commit]\n\tgpgSign = true\n')
+            signer, _ = agrees(dm, kr, repo, 'gpgSign, no signingkey, Alice')
+            check(signer == alice['sig'], 'git signs with Alice\'s subkey: %s' % signer)
+            # git hands gpg "Name <email>", a part of a user id: the name must match too.
+            write_git(xdg, '[user]\n\tname = Alice\n\temail = alice@example.org\n'
+                      '[commit]\n\tgpgSign = true\n')
+            signer, _ = agrees(dm, kr, repo, 'user.name not in the user id',
+                               ('(Alice <alice@example.org>)',))
+            check(signer is None, 'git cannot sign as "Alice <alice@example.org>"')
+            # Bob's expired subkey exactly: the hint names his new one, not Alice's key.
+            write_git(xdg, '[user]\n\tname = Bob Tester\n\temail = bob@example.org\n'
+                      '\tsigningkey = %s!\n' % bob['sig'])
+            agrees(dm, kr, repo, "signingkey on Bob's expired subkey!", (bob['sig'][-16:],),
+                   hint='git config --global user.signingkey %s!' % bob['sig2'])
+            subprocess.run(['git', 'config', '--global', 'user.signingkey', bob['sig2'] + '!'],
+                           env=git_env(dm, kr), check=True)
+            signer, _ = agrees(dm, kr, repo, 'the hint applied')
+            check(signer == bob['sig2'], "git signs with Bob's new subkey: %s" % signer)
+            # Without '!', gpg takes Bob's newest usable signing subkey.
+            write_git(xdg, '[user]\n\tname = Bob Tester\n\temail = bob@example.org\n'
+                      '\tsigningkey = %s\n' % bob['sig'])
+            signer, _ = agrees(dm, kr, repo, "signingkey on Bob's expired subkey, no '!'")
+            check(signer == bob['sig2'], "gpg picks Bob's new subkey: %s" % signer)
+            # Removing ~/.config/git and making it again is seen too.
+            shutil.rmtree(os.path.dirname(xdg))
+            write_git(xdg, '[user]\n\tname = Bob Tester\n\temail = bob@example.org\n'
+                      '\tsigningkey = %s\n' % carol['fpr'])
+            agrees(dm, kr, repo, 'Carol, in a new ~/.config/git', ('Carol Tester',))
+
+            # gpg.conf: the last default-key gpg may use wins.
+            s = default_key_agrees(dm, kr, [rex['fpr'], alice['fpr']], 'revoked, then Alice')
+            check(s == alice['sig'], 'gpg signs with Alice: %s' % s)
+            s = default_key_agrees(dm, kr, [alice['fpr'], bob['fpr']], 'Alice, then Bob')
+            check(s == bob['sig2'], 'gpg signs with Bob, the last: %s' % s)
+            s = default_key_agrees(dm, kr, [alice['fpr'], carol['fpr']], 'Alice, then Carol')
+            check(s is None, 'gpg takes Carol and cannot sign: %s' % s)
+            s = default_key_agrees(dm, kr, [alice['fpr'], rex['fpr']], 'Alice, then revoked')
+            check(s == alice['sig'], 'gpg passes over the revoked key: %s' % s)
+        finally:
+            rc = dm.stop()
+        check(rc == 0, 'keyctld exits 0 on SIGTERM (%s)' % rc)
 
 
 def test_cards(pcscd):
@@ -431,6 +595,9 @@ def main():
     if not dk.KEYCTLD:
         print('SKIP: KEYCTLD not set')
         return 77
+    test_git_gpg_real()
+    if os.environ.get('KEYCTL_AUDIT_RULES_ONLY') == 'git-gpg':
+        return 1 if dk.failures else 0  # a shortcut while working on these rules
     with kb.Pcscd() as pcscd:
         test_keys(pcscd)
         test_git_signing(pcscd)

@@ -605,7 +605,57 @@ TEST(git_signing_key)
 	ASSERT_STREQ(f->subkey, FPR_SIG);
 	f = git_finding(&w, "CEC8B16E!");
 	ASSERT_STREQ(f->subkey, FPR_SIG);
+	/* The hint names the same key's usable signing subkey, as exactly as the spec did. */
+	ASSERT_STREQ(f->hint, "git config --global user.signingkey " FPR_SIG2 "!");
 	git_quiet(&w, FPR_SIG2 "!");
+	world_done(&w);
+}
+
+TEST(git_committer_identity)
+{
+	struct world w;
+	const struct finding *f;
+
+	world_init(&w);
+	/* commit.gpgSign without user.signingkey: gpg matches "Name <email>" in a user id. */
+	git_quiet(&w, "Alice <alice@example.org>");
+	ASSERT_EQ(w.n, 0);
+	f = git_finding(&w, "Al <alice@example.org>");
+	ASSERT_STREQ(f->message, "git's committer identity (commit.gpgSign, no user.signingkey) "
+	                         "(Al <alice@example.org>) names no key with a secret part on this "
+	                         "computer: git cannot sign commits");
+	ASSERT_STREQ(f->hint, "git config --global user.signingkey " FPR_PRI);
+	w.subs[1].expires = NOW - DAY;
+	f = git_finding(&w, "Alice <alice@example.org>");
+	ASSERT_STREQ(f->subkey, FPR_SIG);
+	ASSERT_TRUE(strstr(f->message, "which has expired: git cannot sign") != NULL);
+	world_done(&w);
+}
+
+TEST(default_key_lines)
+{
+	struct world w;
+
+	world_init(&w);
+	/* gpg takes the last line that names a key it may use: a key not here is passed over. */
+	world_run(&w, "0x0000000000000001\nalice@example.org");
+	ASSERT_EQ(w.n, 0);
+	world_run(&w, "alice@example.org\n0x0000000000000001");
+	ASSERT_EQ(w.n, 0);
+	/* Alice's signing subkey expired, her encryption subkey still counts for gpg: it takes her
+	 * key (the last line) and cannot sign. */
+	w.subs[1].expires = NOW - DAY;
+	world_run(&w, "0x0000000000000001\n" FPR_PRI);
+	ASSERT_EQ(count(&w, "revoked-default-key"), 1);
+	ASSERT_TRUE(strstr(get(&w, "revoked-default-key")->message,
+	                   "(" FPR_PRI ") signs with Signing subkey") != NULL);
+	/* A revoked key is passed over; when every line is, gpg ignores them: the last is named. */
+	world_reset(&w);
+	w.key.revoked = true;
+	world_run(&w, "bob@example.org\nalice@example.org");
+	ASSERT_EQ(count(&w, "revoked-default-key"), 1);
+	ASSERT_TRUE(strstr(get(&w, "revoked-default-key")->message, "but that key is revoked") !=
+	            NULL);
 	world_done(&w);
 }
 
@@ -1063,6 +1113,8 @@ int main(void)
 	RUN(revoked_default_key);
 	RUN(default_key_unusable);
 	RUN(git_signing_key);
+	RUN(git_committer_identity);
+	RUN(default_key_lines);
 	RUN(expiring_names_git);
 	RUN(card_key_no_stub);
 	RUN(pin_retries);

@@ -2,12 +2,14 @@
 /*
  * git's config syntax (daemon/git-config.c): sections and names in any case, quotes, escapes,
  * comments, continuations, the last value winning, subsections kept apart, malformed files
- * refused, and the global files read in git's order with gpg.format honoured.
+ * refused, and the global files read in git's order with gpg.format honoured; without
+ * user.signingkey, the committer identity git signs as when commit.gpgSign or tag.gpgSign is on.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "git-config.h"
 #include "test.h"
@@ -157,11 +159,62 @@ TEST(global_files)
 	}
 }
 
+/* What git hands gpg --local-user for the files texts (in git's order). */
+static const char *signing_of(const char *a, const char *b)
+{
+	static char buf[GIT_SIGNING_KEY_MAX];
+	char dir[] = "/tmp/test-git-signing-XXXXXX", pa[64], pb[64];
+	const char *paths[] = { pa, pb };
+	int r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(pa, sizeof(pa), "%s/a", dir);
+	snprintf(pb, sizeof(pb), "%s/b", dir);
+	write_file(pa, a);
+	write_file(pb, b);
+	r = git_config_signing(paths, 2, buf, sizeof(buf));
+	unlink(pa);
+	unlink(pb);
+	rmdir(dir);
+	ASSERT_TRUE(r >= 0);
+	ASSERT_EQ(r, buf[0] != 0);
+	return r > 0 ? buf : "(none)";
+}
+
+TEST(committer_identity)
+{
+	const char *id = "[user]\n\tname = Alice Tester\n\temail = alice@example.org\n";
+	char text[256];
+
+	/* Without user.signingkey git signs as "Name <email>" when it signs at all. */
+	ASSERT_STREQ(signing_of(id, ""), "(none)");
+	snprintf(text, sizeof(text), "%s[commit]\n\tgpgSign = true\n", id);
+	ASSERT_STREQ(signing_of(text, ""), "Alice Tester <alice@example.org>");
+	ASSERT_STREQ(signing_of(id, "[commit]\ngpgsign = yes\n"),
+	             "Alice Tester <alice@example.org>");
+	ASSERT_STREQ(signing_of(id, "[tag]\ngpgSign\n"), "Alice Tester <alice@example.org>");
+	ASSERT_STREQ(signing_of(id, "[commit]\ngpgsign = 1\n"), "Alice Tester <alice@example.org>");
+	/* The later file turns it off; false, no, off, 0 are false. */
+	ASSERT_STREQ(signing_of(text, "[commit]\ngpgsign = false\n"), "(none)");
+	ASSERT_STREQ(signing_of(text, "[commit]\ngpgsign = 0\n"), "(none)");
+	/* committer.* before user.*; no name: the address alone. */
+	ASSERT_STREQ(signing_of(text, "[committer]\nemail = a@work.example\n"),
+	             "Alice Tester <a@work.example>");
+	ASSERT_STREQ(signing_of("[user]\nemail = a@b.example\n", "[commit]\ngpgsign\n"),
+	             "<a@b.example>");
+	/* No address: git cannot sign as anyone we can name. */
+	ASSERT_STREQ(signing_of("[user]\nname = A\n", "[commit]\ngpgsign\n"), "(none)");
+	/* user.signingkey wins; gpg.format other than openpgp is no OpenPGP key at all. */
+	ASSERT_STREQ(signing_of(text, "[user]\nsigningkey = ABCD!\n"), "ABCD!");
+	ASSERT_STREQ(signing_of(text, "[gpg]\nformat = ssh\n"), "(none)");
+}
+
 int main(void)
 {
 	RUN(values);
 	RUN(not_ours);
 	RUN(malformed);
 	RUN(global_files);
+	RUN(committer_identity);
 	return 0;
 }

@@ -25,11 +25,16 @@ TEST(default_key)
 	ASSERT_EQ(parse("keyid-format long\ndefault-key 0xB82E9F4BA59A4309\n", buf, sizeof(buf)),
 	          1);
 	ASSERT_STREQ(buf, "0xB82E9F4BA59A4309");
-	/* Indented, tabs, CRLF, trailing blanks; the first one counts. */
+	/* Indented, tabs, CRLF, trailing blanks; every one, in order (gpg uses the last usable). */
 	ASSERT_EQ(
 	        parse("  default-key\t alice@example.org \r\ndefault-key bob\n", buf, sizeof(buf)),
 	        1);
-	ASSERT_STREQ(buf, "alice@example.org");
+	ASSERT_STREQ(buf, "alice@example.org\nbob");
+	/* All of them must fit, or none is given. */
+	ASSERT_ERR(parse("default-key abc\ndefault-key defg\n", small, sizeof(small)), EMSGSIZE);
+	ASSERT_STREQ(small, "");
+	ASSERT_EQ(parse("default-key abc\ndefault-key def\n", small, sizeof(small)), 1);
+	ASSERT_STREQ(small, "abc\ndef");
 	ASSERT_EQ(parse("default-key \"Alice Example\"", buf, sizeof(buf)), 1);
 	ASSERT_STREQ(buf, "Alice Example");
 	/* Not the option: another name with the same prefix, or no value. */
