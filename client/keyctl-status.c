@@ -232,54 +232,72 @@ static int64_t now_epoch(void)
 	return (int64_t)time(NULL);
 }
 
-static int connect_daemon(const struct options *o, struct varlink_client **ret)
+static int socket_path(const struct options *o, char *path, size_t size)
 {
-	char path[PATH_MAX];
-	uid_t server_uid;
 	int r;
 
-	if (o->socket)
-		strcpy_trunc(path, sizeof(path), o->socket);
-	else {
-		r = varlink_client_socket_path(path, sizeof(path));
-		if (r == -ENXIO) {
-			if (!o->quiet)
-				fprintf(stderr, "keyctl-status: cannot tell where keyctld's socket "
-				                "is: neither "
-				                "KEYCTL_SOCKET nor XDG_RUNTIME_DIR is set. Use "
-				                "--socket=PATH.\n");
-			return r;
-		}
-		if (r < 0) {
-			if (!o->quiet)
-				fprintf(stderr, "keyctl-status: bad socket path: %s\n",
-				        strerror(-r));
-			return r;
-		}
+	if (o->socket) {
+		strcpy_trunc(path, size, o->socket);
+		return 0;
 	}
-
-	r = varlink_client_connect_checked(path, &server_uid, ret);
-	if (r >= 0 || o->quiet)
-		return r;
-	if (r == -EPERM) {
-		char text[VARLINK_UNTRUSTED_TEXT_MAX];
-
-		varlink_client_untrusted_text(text, sizeof(text), path, server_uid);
-		fprintf(stderr, "keyctl-status: %s\n", text);
-	} else if (r == -ENOENT || r == -ECONNREFUSED)
-		fprintf(stderr,
-		        "keyctl-status: keyctld is not running (no socket at %s). Start it with: "
-		        "systemctl --user start keyctld.socket (or run keyctld in a terminal)\n",
-		        path);
-	else if (r == -EACCES)
-		fprintf(stderr,
-		        "keyctl-status: permission denied on %s: keyctld answers only the user "
-		        "who runs it\n",
-		        path);
-	else
-		fprintf(stderr, "keyctl-status: cannot connect to keyctld at %s: %s\n", path,
-		        strerror(-r));
+	r = varlink_client_socket_path(path, size);
+	if (r < 0 && !o->quiet) {
+		if (r == -ENXIO)
+			fprintf(stderr, "keyctl-status: cannot tell where keyctld's socket is: "
+			                "neither KEYCTL_SOCKET nor XDG_RUNTIME_DIR is set. Use "
+			                "--socket=PATH.\n");
+		else
+			fprintf(stderr, "keyctl-status: bad socket path: %s\n", strerror(-r));
+	}
 	return r;
+}
+
+static void report_connect_error(const char *path, const struct varlink_client *vc, int r,
+                                 uid_t server_uid)
+{
+	char text[VARLINK_CLIENT_TEXT_MAX];
+
+	if (r == -EPERM)
+		varlink_client_untrusted_text(text, sizeof(text), path, server_uid);
+	else
+		varlink_client_error_text(text, sizeof(text), vc, path, r);
+	fprintf(stderr, "keyctl-status: %s%s\n", text,
+	        r == -ENOENT || r == -ECONNREFUSED
+	                ? ". Start it with: systemctl --user start keyctld.socket (or run keyctld "
+	                  "in a terminal)"
+	                : "");
+}
+
+static void report_call_error(const char *method, int r, const char *error_name);
+
+/* Connects and makes sure keyctld answers (varlink_client_hello()): a socket of another
+ * program is named as such within its bound instead of being waited on for the call's. */
+static int connect_daemon(const struct options *o, struct varlink_client **ret)
+{
+	_cleanup_(varlink_client_freep) struct varlink_client *vc = NULL;
+	_cleanup_(freep) char *error_name = NULL;
+	char path[PATH_MAX];
+	uid_t server_uid = 0;
+	int r;
+
+	r = socket_path(o, path, sizeof(path));
+	if (r < 0)
+		return r;
+	r = varlink_client_connect_checked(path, &server_uid, &vc);
+	if (r >= 0)
+		r = varlink_client_hello(vc, &error_name);
+	if (r == 1) {
+		if (!o->quiet)
+			report_call_error("GetInfo", r, error_name);
+		return -EIO;
+	}
+	if (r < 0) {
+		if (!o->quiet)
+			report_connect_error(path, vc, r, server_uid);
+		return r;
+	}
+	*ret = TAKE_PTR(vc);
+	return 0;
 }
 
 /* The reply's parameters as keyctld sent them (it parsed and validated already): printing them

@@ -28,6 +28,9 @@
 #include "types.h"
 
 #define BACKOFF_MAX_S 60u
+/* --once gives up this long after its start when it is not connected to keyctld, or when what it
+ * has to show has not been shown: within the 10 s a login script or timer may wait. */
+#define ONCE_TIMEOUT_S 5u
 
 /* A notification waiting for a server to show it. */
 struct pending {
@@ -62,8 +65,14 @@ struct app {
 	struct path_wait wait; /* armed while the daemon is away */
 	guint wait_source;
 	bool synced; /* the "state" reply of this connection arrived */
+	bool hello; /* GetInfo sent on this connection, its answer not yet taken */
+	guint hello_source; /* the bound on that answer */
+	char link_text[VARLINK_CLIENT_TEXT_MAX]; /* why the daemon is not reached, for --once */
+	guint once_source; /* --once's deadline */
+	int exit_status;
 
 	bool server_present, caps_actions, caps_markup;
+	bool no_bus; /* no session bus to ask for a notification server */
 	GQueue pending; /* struct pending * */
 	char inserted[TOKENS_MAX][TOKEN_ID_MAX];
 	size_t n_inserted;
@@ -73,6 +82,7 @@ struct app {
 
 /* notify.c */
 int64_t app_now(const struct app *a); /* the daemon's clock as last seen */
+void app_give_up(struct app *a, const char *why); /* --once: says why, exits 1 */
 _printf_(1, 2) void log_msg(const char *fmt, ...);
 void app_save(struct app *a); /* the state file; a failure is logged and ignored */
 
@@ -82,6 +92,7 @@ void popup_flush(struct app *a); /* shows what waits; with --once, quits when al
 bool popup_pending_has(struct app *a, const char *id, unsigned threshold);
 void popup_pending_drop(struct app *a, const char *id);
 void popup_done(struct app *a);
+void popup_why_unshown(const struct app *a, char *buf, size_t size); /* "" when none waits */
 
 /* notify-announce.c */
 int announce_start(struct app *a); /* the wake-up timer; 0 or -errno */

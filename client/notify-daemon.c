@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * keyctl-notify's link to keyctld: connects and calls io.keyctl.Watch, reads its replies into
+ * keyctl-notify's link to keyctld: connects, asks GetInfo (answered within 2 s, naming io.keyctl,
+ * or the socket is another program's) and calls io.keyctl.Watch, reads its replies into
  * notify-mirror.c, and outlives the daemon. A daemon whose socket goes away is waited for
  * (inotify on its socket's directory, path-wait.c, after a few retries 1 s to 16 s apart); a
  * connection that ends or is refused while the socket is there (the daemon full, restarting, or
  * not answering; or another uid serving it, which is not trusted and sent nothing) is retried
  * with a backoff from 1 s doubling to 60 s, for as long as it takes; either way it is resynced
- * from Watch's "state" reply.
+ * from Watch's "state" reply. With --once, a path that cannot be keyctld's socket ends it at
+ * once, anything else at notify.c's deadline; the reason is kept in link_text for that.
  *
  * Does not: interpret the events (notify-mirror.c) or poll: every wait is a GLib fd watch or a
  * timer.
@@ -28,6 +30,10 @@ static void disconnect(struct app *a, bool from_fd_callback)
 	if (a->fd_source && !from_fd_callback)
 		g_source_remove(a->fd_source);
 	a->fd_source = 0;
+	if (a->hello_source)
+		g_source_remove(a->hello_source);
+	a->hello_source = 0;
+	a->hello = false;
 	a->client = varlink_client_free(a->client);
 	a->synced = false;
 }
@@ -82,6 +88,96 @@ static void schedule_reconnect(struct app *a, int why)
 	a->backoff = MIN(a->backoff * 2, a->backoff_max);
 }
 
+/* Not keyctld, or not reachable in a way waiting cannot mend (a file that is no socket, a
+ * path we may not use): --once says so at once rather than at its deadline. */
+static bool hopeless(int r)
+{
+	switch (r) {
+	case -ETIMEDOUT:
+	case -EBADMSG:
+	case -EPROTO:
+	case -ECONNRESET:
+	case -EISDIR:
+	case -ENOTSOCK:
+	case -ENOTDIR:
+	case -EACCES:
+	case -ENXIO:
+	case -ENAMETOOLONG:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The daemon could not be reached, did not answer as keyctld, or was lost (r), said in text:
+ * --once gives up when r is hopeless or its deadline passed; otherwise we retry. */
+static void link_failed(struct app *a, int r, const char *text)
+{
+	strcpy_trunc(a->link_text, sizeof(a->link_text), text);
+	if (a->once && (hopeless(r) || !a->once_source)) {
+		app_give_up(a, text);
+		return;
+	}
+	if (r != -ENOENT || a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
+		log_msg("%s; retrying in %u s", text, a->backoff);
+	else if (a->retries == RETRIES_WHILE_WATCHING)
+		log_msg("%s; waiting for its socket", text);
+	schedule_reconnect(a, r);
+}
+
+/* The hello answered, or failed: on success, Watch is called on the same connection. */
+static int hello_done(struct app *a, int r, json_object *params, const char *error)
+{
+	char text[VARLINK_CLIENT_TEXT_MAX + 64];
+
+	if (a->hello_source)
+		g_source_remove(a->hello_source);
+	a->hello_source = 0;
+	a->hello = false;
+	if (r == 0)
+		r = varlink_client_info_check(params);
+	if (r == 0)
+		r = varlink_client_call_more(a->client, "io.keyctl.Watch", NULL);
+	if (r == 0)
+		return 0;
+	if (r == 2)
+		snprintf(text, sizeof(text), "keyctld refused us: %s",
+		         error ? error : "unknown error");
+	else
+		varlink_client_error_text(text, sizeof(text), a->client, a->socket, r);
+	disconnect(a, true);
+	link_failed(a, r == 2 ? -EBUSY : r, text);
+	return -1;
+}
+
+/* Watch refused (2), ended (0) or its connection lost (-errno): retried with backoff, as a
+ * daemon that is there but busy or restarting. */
+static void watch_failed(struct app *a, int r, const char *error)
+{
+	char text[256];
+
+	if (r == 2)
+		snprintf(text, sizeof(text), "Watch failed: %s", error ? error : "unknown error");
+	else if (r == 0)
+		snprintf(text, sizeof(text), "The daemon ended Watch");
+	else
+		snprintf(text, sizeof(text), "Lost the daemon: %s", strerror(-r));
+	disconnect(a, true);
+	link_failed(a, r == 2 ? -EBUSY : -ECONNABORTED, text);
+}
+
+static gboolean on_hello_timeout(gpointer data)
+{
+	struct app *a = data;
+
+	a->hello_source = 0;
+	if (a->fd_source)
+		g_source_remove(a->fd_source);
+	a->fd_source = 0;
+	hello_done(a, -ETIMEDOUT, NULL, NULL);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 {
 	struct app *a = data;
@@ -95,17 +191,16 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 		r = varlink_client_next(a->client, 0, &params, &error);
 		if (r == -EAGAIN)
 			return G_SOURCE_CONTINUE;
-		if (r < 0 || r == 0 || r == 2) {
-			if (r == 2)
-				log_msg("Watch failed: %s; retrying in %u s",
-				        error ? error : "unknown error", a->backoff);
-			else if (r == 0)
-				log_msg("The daemon ended Watch; reconnecting in %u s", a->backoff);
-			else
-				log_msg("Lost the daemon: %s; reconnecting", strerror(-r));
+		if (a->hello) {
+			r = hello_done(a, r, params, error);
 			json_object_put(params);
-			disconnect(a, true);
-			schedule_reconnect(a, r < 0 ? r : -ECONNRESET);
+			if (r < 0)
+				return G_SOURCE_REMOVE;
+			continue;
+		}
+		if (r < 0 || r == 0 || r == 2) {
+			watch_failed(a, r, error);
+			json_object_put(params);
 			return G_SOURCE_REMOVE;
 		}
 		r = codec_event_from_json(params, &e);
@@ -122,6 +217,8 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	}
 }
 
+/* Connects and asks GetInfo without waiting for it: its answer (bounded by
+ * VARLINK_CLIENT_HELLO_TIMEOUT_MS) comes through on_readable(), then Watch is called. */
 static int app_connect(struct app *a, uid_t *server_uid)
 {
 	int r;
@@ -129,11 +226,13 @@ static int app_connect(struct app *a, uid_t *server_uid)
 	r = varlink_client_connect_checked(a->socket, server_uid, &a->client);
 	if (r < 0)
 		return r;
-	r = varlink_client_call_more(a->client, "io.keyctl.Watch", NULL);
+	r = varlink_client_call_start(a->client, "org.varlink.service.GetInfo", NULL);
 	if (r < 0) {
 		a->client = varlink_client_free(a->client);
 		return r;
 	}
+	a->hello = true;
+	a->hello_source = g_timeout_add(VARLINK_CLIENT_HELLO_TIMEOUT_MS, on_hello_timeout, a);
 	a->fd_source = g_unix_fd_add(varlink_client_fd(a->client), G_IO_IN | G_IO_HUP | G_IO_ERR,
 	                             on_readable, a);
 	return 0;
@@ -141,6 +240,7 @@ static int app_connect(struct app *a, uid_t *server_uid)
 
 void daemon_link_start(struct app *a)
 {
+	char text[VARLINK_CLIENT_TEXT_MAX];
 	uid_t server_uid = 0;
 	int r = app_connect(a, &server_uid);
 
@@ -148,17 +248,12 @@ void daemon_link_start(struct app *a)
 		stop_waiting(a);
 		return;
 	}
-	if (r == -EPERM) {
-		/* Someone else holds the socket, so keyctld cannot: a daemon that is not there. */
-		char text[VARLINK_UNTRUSTED_TEXT_MAX];
-
+	/* Another uid holding the socket is a keyctld that is not there (it cannot bind it). */
+	if (r == -EPERM)
 		varlink_client_untrusted_text(text, sizeof(text), a->socket, server_uid);
-		log_msg("%s; retrying in %u s", text, a->backoff);
-	} else if (r != -ENOENT || a->retries < RETRIES_WHILE_WATCHING || !a->wait_source)
-		log_msg("Daemon not reachable (%s); retrying in %u s", strerror(-r), a->backoff);
-	else if (a->retries == RETRIES_WHILE_WATCHING)
-		log_msg("Daemon not reachable (%s); waiting for its socket", strerror(-r));
-	schedule_reconnect(a, r);
+	else
+		varlink_client_error_text(text, sizeof(text), NULL, a->socket, r);
+	link_failed(a, r, text);
 }
 
 static gboolean on_reconnect(gpointer data)

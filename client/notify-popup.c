@@ -183,6 +183,11 @@ static void on_name_vanished(GDBusConnection *bus, const char *name, gpointer da
 {
 	struct app *a = data;
 
+	/* GLib calls this with no connection when it could not reach the bus at all. */
+	if (!bus && !a->no_bus)
+		log_msg("No session bus: notifications wait until one can be reached");
+	a->no_bus = !bus;
+
 	if (a->server_present)
 		log_msg("The notification server went away; waiting for one");
 	a->server_present = false;
@@ -194,6 +199,25 @@ void popup_watch_server(struct app *a)
 	a->bus_watch = g_bus_watch_name(G_BUS_TYPE_SESSION, NOTIFICATIONS_NAME,
 	                                G_BUS_NAME_WATCHER_FLAGS_NONE, on_name_appeared,
 	                                on_name_vanished, a, NULL);
+}
+
+void popup_why_unshown(const struct app *a, char *buf, size_t size)
+{
+	unsigned n = g_queue_get_length((GQueue *)&a->pending);
+	const char *why;
+
+	if (n == 0) {
+		buf[0] = '\0';
+		return;
+	}
+	if (a->no_bus)
+		why = "no session bus (is DBUS_SESSION_BUS_ADDRESS set?)";
+	else if (!a->server_present)
+		why = "no notification server (nobody owns " NOTIFICATIONS_NAME " on the session "
+		      "bus)";
+	else
+		why = "the notification server did not take them";
+	snprintf(buf, size, "%u notification%s not shown: %s", n, n == 1 ? "" : "s", why);
 }
 
 /* What was never shown is dropped: it is announced again at the next start, not recorded. */

@@ -3,9 +3,9 @@
  * keyctl-notify: follows keyctld's Watch inside a GLib main loop and raises desktop notifications
  * (libnotify) when a subkey crosses an expiry threshold, when a token holding a warned subkey is
  * plugged in, and for audit findings at warning or worse. Each (subject, threshold) is announced
- * once, remembered in notify-state.c's file across restarts and logins. It outlives both of its
- * peers: the daemon (notify-daemon.c waits and reconnects) and the notification server
- * (notify-popup.c keeps what could not be shown until one appears).
+ * once, remembered in notify-state.c's file across restarts and logins. Without --once it
+ * outlives both of its peers: the daemon (notify-daemon.c waits and reconnects) and the
+ * notification server (notify-popup.c keeps what could not be shown until one appears).
  *
  * This file: the command line, the settings (keyctl.conf through protocol/config.c, the
  * environment), the state file, and starting and stopping the parts above.
@@ -56,6 +56,29 @@ void app_save(struct app *a)
 
 	if (r < 0)
 		log_msg("Failed to save %s: %s, ignoring", a->state_path, strerror(-r));
+}
+
+void app_give_up(struct app *a, const char *why)
+{
+	log_msg("%s; giving up (--once)", why);
+	a->exit_status = 1;
+	g_main_loop_quit(a->loop);
+}
+
+/* --once's deadline. A keyctld that answered but still holds its first state (it waits up to
+ * its own bound for its first look at cards and keyring) is waited for: it will send it. */
+static gboolean on_once_timeout(gpointer data)
+{
+	struct app *a = data;
+	char why[VARLINK_CLIENT_TEXT_MAX + 64];
+
+	a->once_source = 0;
+	popup_why_unshown(a, why, sizeof(why));
+	if (why[0])
+		app_give_up(a, why);
+	else if (!a->client)
+		app_give_up(a, a->link_text[0] ? a->link_text : "keyctld is not reachable");
+	return G_SOURCE_REMOVE;
 }
 
 static gboolean on_signal(gpointer data)
@@ -109,7 +132,8 @@ static void help(void)
 	       "     --thresholds=DAYS    e.g. 30,14,7,3,1 (default: keyctl.conf's [expiry])\n"
 	       "     --renewal-url=URL    renewal instructions (default $KEYCTL_RENEWAL_URL,\n"
 	       "                          else keyctl.conf's [notify] renewal-url)\n"
-	       "     --once               exit once the current state is announced\n");
+	       "     --once               exit once the current state is announced; 1 when\n"
+	       "                          keyctld or a notification server is not there\n");
 }
 
 /* 1: go on; 0: done (--help, --version); -EINVAL: bad usage, said. */
@@ -237,6 +261,8 @@ static int app_start(struct app *a)
 		log_msg("Failed to create a timer: %s", strerror(-r));
 		return r;
 	}
+	if (a->once)
+		a->once_source = g_timeout_add_seconds(ONCE_TIMEOUT_S, on_once_timeout, a);
 	g_unix_signal_add(SIGTERM, on_signal, a);
 	g_unix_signal_add(SIGINT, on_signal, a);
 	popup_watch_server(a);
@@ -246,6 +272,9 @@ static int app_start(struct app *a)
 
 static void app_stop(struct app *a)
 {
+	if (a->once_source)
+		g_source_remove(a->once_source);
+	a->once_source = 0;
 	popup_done(a);
 	daemon_link_stop(a);
 	announce_stop(a);
@@ -278,7 +307,9 @@ int main(int argc, char **argv)
 		return 2;
 	if (open_state(&a) < 0 || app_start(&a) < 0)
 		return 1;
-	g_main_loop_run(a.loop);
+	/* --once may have given up already, before the loop ran: a quit then would be lost. */
+	if (a.exit_status == 0)
+		g_main_loop_run(a.loop);
 	app_stop(&a);
-	return 0;
+	return a.exit_status;
 }

@@ -9,6 +9,12 @@
  * user who binds it first could answer "all fine", so the kernel is asked who listens
  * (SO_PEERCRED) before a byte goes either way.
  *
+ * Who answers: a path that is not keyctld's socket must not cost a client its whole call timeout
+ * or a --watch that waits for ever. connect()'s ECONNREFUSED is told apart (stale socket, file,
+ * directory), a first byte that cannot open a JSON object fails at once, and the clients ask
+ * GetInfo, bounded by 2 s, before their real call (varlink_client_hello()). One sentence per
+ * failure, shared by the clients (varlink_client_error_text()).
+ *
  * Does not: decode keyctl's types (codec*.c), reconnect, or log.
  */
 #include <errno.h>
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 
@@ -29,8 +36,12 @@
 struct varlink_client {
 	int fd;
 	int timeout_ms;
-	bool more_running; /* a "more" call is waiting for its last reply */
+	bool more_running; /* a call started without waiting wants its last reply */
+	bool more; /* ... and was made with "more": it may continue */
 	bool broken; /* the stream cannot be trusted any more */
+	/* The first bytes the server sent, to name what answered when it was not Varlink. */
+	char first[VARLINK_CLIENT_FIRST_MAX];
+	size_t n_first;
 	struct varlink_buffer in;
 	/* The last reply's parameters as they came, inside in's buffer (see
 	 * varlink_client_last_parameters()); NULL when that reply had another form. */
@@ -96,6 +107,21 @@ static int server_trusted(int fd, uid_t *server_uid)
 	return cred.uid == getuid() || cred.uid == 0 ? 0 : -EPERM;
 }
 
+/* connect()'s errno as we report it. Linux refuses a path that is no socket with ECONNREFUSED,
+ * as it does a socket nobody listens on: stat() tells "not keyctld's socket at all" from "stale".
+ * An LSM's refusal may come as EPERM: that is a permission problem, and -EPERM is kept for a
+ * server we do not trust. */
+static int connect_error(const char *path, int e)
+{
+	struct stat st;
+
+	if (e == EPERM)
+		return -EACCES;
+	if (e != ECONNREFUSED || stat(path, &st) < 0 || S_ISSOCK(st.st_mode))
+		return -e;
+	return S_ISDIR(st.st_mode) ? -EISDIR : -ENOTSOCK;
+}
+
 int varlink_client_connect_checked(const char *path, uid_t *server_uid, struct varlink_client **ret)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -120,12 +146,10 @@ int varlink_client_connect_checked(const char *path, uid_t *server_uid, struct v
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* A local connect completes or fails at once; EINTR aside, it does not block for long.
-	 * An LSM's refusal may come as EPERM: that is a permission problem, and -EPERM is kept
-	 * for a server we do not trust. */
+	/* A local connect completes or fails at once; EINTR aside, it does not block for long. */
 	if (connect(fd, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len + 1) <
 	    0)
-		return errno == EPERM ? -EACCES : -errno;
+		return connect_error(path, errno);
 	r = server_trusted(fd, server_uid);
 	if (r < 0)
 		return r;
@@ -151,6 +175,104 @@ void varlink_client_untrusted_text(char *buf, size_t size, const char *path, uid
 	snprintf(buf, size, "%s is served by uid %u%s%s%s, not you (uid %u): refusing to trust it",
 	         path, (unsigned)server_uid, found ? " (" : "", found ? found->pw_name : "",
 	         found ? ")" : "", (unsigned)getuid());
+}
+
+/* What came first from a server that is not Varlink, as printable text up to its first line's
+ * end: "OK Pleased to meet you" names gpg-agent better than any errno. */
+static void first_text(char *buf, size_t size, const struct varlink_client *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; c && i < c->n_first && n + 1 < size; i++) {
+		unsigned char ch = (unsigned char)c->first[i];
+
+		if (ch == '\n' || ch == '\0')
+			break;
+		buf[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	buf[n] = '\0';
+}
+
+/* "a regular file", "a FIFO": what stands at path instead of a socket. */
+static const char *file_kind(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return "not a socket";
+	if (S_ISREG(st.st_mode))
+		return "a regular file";
+	if (S_ISDIR(st.st_mode))
+		return "a directory";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO";
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		return "a device";
+	return "not a socket";
+}
+
+void varlink_client_error_text(char *buf, size_t size, const struct varlink_client *c,
+                               const char *path, int r)
+{
+	static const char other[] = "; is it another program's socket?";
+	char where[PATH_MAX], said[64];
+
+	if (!path)
+		path = varlink_client_socket_path(where, sizeof(where)) >= 0 ? where
+		                                                             : "keyctld's socket";
+	switch (r) {
+	case -ENOENT:
+		snprintf(buf, size, "keyctld is not running (no socket at %s)", path);
+		break;
+	case -ENOTDIR:
+		snprintf(buf, size, "no socket at %s: a part of that path is not a directory",
+		         path);
+		break;
+	case -ECONNREFUSED:
+		snprintf(buf, size, "stale socket: keyctld is not running (nobody listens on %s)",
+		         path);
+		break;
+	case -EISDIR:
+	case -ENOTSOCK:
+		snprintf(buf, size, "%s is %s, not keyctld's socket", path, file_kind(path));
+		break;
+	case -EACCES:
+		snprintf(buf, size,
+		         "permission denied on %s: keyctld answers only the user who runs it",
+		         path);
+		break;
+	case -ETIMEDOUT:
+		snprintf(buf, size,
+		         "%s does not answer as keyctld: no Varlink answer within %d s%s", path,
+		         VARLINK_CLIENT_HELLO_TIMEOUT_MS / 1000, other);
+		break;
+	case -EBADMSG:
+		first_text(said, sizeof(said), c);
+		if (said[0] && said[0] != '{')
+			snprintf(buf, size,
+			         "%s does not answer as keyctld: it said \"%s\", which is not "
+			         "Varlink%s",
+			         path, said, other);
+		else
+			snprintf(buf, size,
+			         "%s does not answer as keyctld: its answer is not Varlink%s", path,
+			         other);
+		break;
+	case -ECONNRESET:
+		snprintf(
+		        buf, size,
+		        "%s does not answer as keyctld: it closed the connection without a Varlink "
+		        "answer%s",
+		        path, other);
+		break;
+	case -EPROTO:
+		snprintf(buf, size,
+		         "%s does not answer as keyctld: a Varlink service without io.keyctl%s",
+		         path, other);
+		break;
+	default:
+		snprintf(buf, size, "cannot connect to keyctld at %s: %s", path, strerror(-r));
+	}
 }
 
 struct varlink_client *varlink_client_free(struct varlink_client *c)
@@ -254,12 +376,30 @@ static int send_call(struct varlink_client *c, const char *method, json_object *
 	return r;
 }
 
+/* Keeps the stream's first bytes, and rejects at once a stream that does not open as a JSON
+ * object does: a server that greets in another protocol (gpg-agent's "OK Pleased to meet you\n")
+ * sends no NUL, and would otherwise be waited for until the timeout. -EBADMSG or 0. */
+static int note_first(struct varlink_client *c, const char *p, size_t n)
+{
+	size_t had = c->n_first, k = MIN(n, sizeof(c->first) - had);
+
+	if (k == 0)
+		return 0;
+	memcpy(c->first + had, p, k);
+	c->n_first += k;
+	for (size_t i = 0; i < c->n_first; i++)
+		if (!strchr(" \t\r\n", c->first[i]) || c->first[i] == '\0')
+			return c->first[i] == '{' ? 0 : -EBADMSG;
+	return 0;
+}
+
 /* Reads whatever is there into the buffer. 0 when something was read, -EAGAIN when nothing,
  * -ECONNRESET at EOF. */
 static int fill(struct varlink_client *c)
 {
 	char buf[16384];
 	ssize_t k;
+	int r;
 
 	for (;;) {
 		k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -269,6 +409,9 @@ static int fill(struct varlink_client *c)
 			return errno == EAGAIN ? -EAGAIN : -errno;
 		if (k == 0)
 			return -ECONNRESET;
+		r = note_first(c, buf, (size_t)k);
+		if (r < 0)
+			return r;
 		return varlink_buffer_feed(&c->in, buf, (size_t)k);
 	}
 }
@@ -386,14 +529,26 @@ int varlink_client_call(struct varlink_client *c, const char *method, json_objec
 	return r == 2 ? 1 : 0;
 }
 
-int varlink_client_call_more(struct varlink_client *c, const char *method, json_object *params)
+static int call_start(struct varlink_client *c, const char *method, json_object *params, bool more)
 {
-	int r = send_call(c, method, params, VARLINK_CALL_MORE, deadline_for(c->timeout_ms));
+	int r = send_call(c, method, params, more ? VARLINK_CALL_MORE : 0,
+	                  deadline_for(c->timeout_ms));
 
 	if (r < 0)
 		return r;
 	c->more_running = true;
+	c->more = more;
 	return 0;
+}
+
+int varlink_client_call_more(struct varlink_client *c, const char *method, json_object *params)
+{
+	return call_start(c, method, params, true);
+}
+
+int varlink_client_call_start(struct varlink_client *c, const char *method, json_object *params)
+{
+	return call_start(c, method, params, false);
 }
 
 int varlink_client_next(struct varlink_client *c, int timeout_ms, json_object **ret_params,
@@ -404,9 +559,54 @@ int varlink_client_next(struct varlink_client *c, int timeout_ms, json_object **
 	if (!c->more_running)
 		return -ENOTCONN;
 	r = next_reply(c, deadline_for(timeout_ms), ret_params, ret_error_name);
-	if (r == 0 || r == 2)
+	if (r == 1 && !c->more) {
+		/* "continues" on a call without "more" is a protocol violation. */
+		if (ret_params) {
+			json_object_put(*ret_params);
+			*ret_params = NULL;
+		}
+		c->broken = true;
+		r = -EBADMSG;
+	}
+	if (r == 0 || r == 2 || r == -EBADMSG)
 		c->more_running = false;
 	return r;
+}
+
+/* The interfaces a GetInfo reply names include io.keyctl: 0, else -EPROTO. */
+int varlink_client_info_check(json_object *info)
+{
+	json_object *ifaces;
+
+	if (!info || !json_object_object_get_ex(info, "interfaces", &ifaces) ||
+	    !json_object_is_type(ifaces, json_type_array))
+		return -EPROTO;
+	for (size_t i = 0; i < json_object_array_length(ifaces); i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(ifaces, i));
+
+		if (name && streq(name, "io.keyctl"))
+			return 0;
+	}
+	return -EPROTO;
+}
+
+/* A server that is not Varlink shows as one of these; what is left is a real error. */
+static int hello_error(int r)
+{
+	return r == -EMSGSIZE ? -EBADMSG : r;
+}
+
+int varlink_client_hello(struct varlink_client *c, char **ret_error_name)
+{
+	_cleanup_(json_object_putp) json_object *info = NULL;
+	int saved = c->timeout_ms, r;
+
+	c->timeout_ms = VARLINK_CLIENT_HELLO_TIMEOUT_MS;
+	r = varlink_client_call(c, "org.varlink.service.GetInfo", NULL, &info, ret_error_name);
+	c->timeout_ms = saved;
+	if (r != 0)
+		return hello_error(r);
+	return varlink_client_info_check(info);
 }
 
 const char *varlink_client_last_parameters(const struct varlink_client *c, size_t *ret_len)

@@ -9,12 +9,20 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "util.h"
 
 #define VARLINK_CLIENT_TIMEOUT_MS_DEFAULT 25000 /* D-Bus's default; Reload waits for gpg */
+/* GetInfo is answered at once, even by a keyctld still starting: a server silent for this long
+ * is not keyctld. */
+#define VARLINK_CLIENT_HELLO_TIMEOUT_MS 2000
+/* How much of a server's first bytes is kept to name it when it is not Varlink. */
+#define VARLINK_CLIENT_FIRST_MAX 48
+/* Room for varlink_client_error_text() and varlink_client_untrusted_text(). */
+#define VARLINK_CLIENT_TEXT_MAX (PATH_MAX + 256)
 
 struct varlink_client;
 
@@ -24,9 +32,10 @@ int varlink_client_socket_path(char *buf, size_t size);
 
 /* Connects (SOCK_CLOEXEC, blocking connect on a local socket) and, before a byte is sent or
  * read, asks the kernel who serves it: only our own uid or root is trusted. path NULL: the
- * default above. Returns -ENOENT (no socket: daemon not running), -ECONNREFUSED (stale socket),
- * -EACCES, -EPERM (served by another uid), -ENXIO (no path known), -ENAMETOOLONG, or another
- * -errno. *server_uid (when not NULL) is the server's uid, set on success and on -EPERM. */
+ * default above. Returns -ENOENT (no socket: daemon not running), -ENOTDIR, -ECONNREFUSED (a
+ * stale socket), -EISDIR (a directory), -ENOTSOCK (another kind of file), -EACCES, -EPERM
+ * (served by another uid), -ENXIO (no path known), -ENAMETOOLONG, or another -errno.
+ * *server_uid (when not NULL) is the server's uid, set on success and on -EPERM. */
 int varlink_client_connect_checked(const char *path, uid_t *server_uid,
                                    struct varlink_client **ret);
 /* The same, for callers that need not name the server. */
@@ -36,6 +45,22 @@ int varlink_client_connect(const char *path, struct varlink_client **ret);
  * path of a socket that answered fits sun_path, so _MAX leaves room for the rest. */
 #define VARLINK_UNTRUSTED_TEXT_MAX 512
 void varlink_client_untrusted_text(char *buf, size_t size, const char *path, uid_t server_uid);
+/*
+ * Asks the server who it is (org.varlink.service.GetInfo, bounded by
+ * VARLINK_CLIENT_HELLO_TIMEOUT_MS) before the real call, which a starting keyctld may hold for
+ * longer. 0 when it is keyctld (names io.keyctl); 1 when it answered a Varlink error (name in
+ * *ret_error_name, e.g. TooManyClients); not keyctld: -ETIMEDOUT (silent), -EBADMSG (not
+ * Varlink), -ECONNRESET (closed unanswered), -EPROTO (Varlink without io.keyctl).
+ */
+int varlink_client_hello(struct varlink_client *c, char **ret_error_name);
+/* The same check on a GetInfo reply's parameters taken by the caller: 0 or -EPROTO. */
+int varlink_client_info_check(json_object *info);
+/* The sentence for a failure of connect or hello at path (NULL: the default), the same in every
+ * client: "stale socket: keyctld is not running (nobody listens on PATH)", "PATH does not answer
+ * as keyctld: ...; is it another program's socket?". c (may be NULL) names what a server that is
+ * not Varlink said. Not for -EPERM (varlink_client_untrusted_text()). */
+void varlink_client_error_text(char *buf, size_t size, const struct varlink_client *c,
+                               const char *path, int r);
 /* Takes over a connected stream socket fd (tests; socket activation by a caller). It is not
  * checked: whoever hands it over vouches for the peer. */
 int varlink_client_new_from_fd(int fd, struct varlink_client **ret);
@@ -66,6 +91,9 @@ int varlink_client_call(struct varlink_client *c, const char *method, json_objec
 /* Sends method with "more": true and returns without waiting; take the replies with
  * varlink_client_next(). Returns 0 or -errno. */
 int varlink_client_call_more(struct varlink_client *c, const char *method, json_object *params);
+/* The same without "more": its one reply comes through varlink_client_next() (0 or 2; a reply
+ * that says it continues is -EBADMSG). For an event loop that must not block on the call. */
+int varlink_client_call_start(struct varlink_client *c, const char *method, json_object *params);
 
 /*
  * Takes the next reply of a "more" call, waiting up to timeout_ms (0: don't wait, -1: forever).

@@ -7,8 +7,8 @@ as another user could bind it first in a shared XDG_RUNTIME_DIR:
 
 - keyctl-status, by --socket and by XDG_RUNTIME_DIR, in every format and with --watch: the
   refusal naming the server's uid, exit 3, never "ok"; the fake receives not one byte;
-- keyctl-notify --once: logs the refusal and retries with backoff as for an absent daemon,
-  without spinning or exiting, and sends the fake nothing;
+- keyctl-notify --once: logs the refusal and retries with backoff as for an absent daemon
+  (until --once's deadline), without spinning, and sends the fake nothing;
 - the controls: the same clients served by a fake of their own uid work (status 0 and "ok",
   notify --once exits 0), and keyctl-status run as nobody accepts nobody's fake and root's.
 
@@ -89,7 +89,17 @@ def serve(path):
                         break
                     buf += chunk
                     if method == '-' and b'\0' in buf:
-                        call = json.loads(buf.split(b'\0')[0])
+                        first, rest = buf.split(b'\0', 1)
+                        call = json.loads(first)
+                        if call.get('method') == 'org.varlink.service.GetInfo':
+                            # The clients ask who we are first: not counted as the call.
+                            send(conn, {'parameters': {
+                                'vendor': 'keyctl', 'product': 'keyctld', 'version': '0.1.0',
+                                'url': '', 'interfaces': ['org.varlink.service', 'io.keyctl']}})
+                            buf = rest
+                            if b'\0' not in buf:
+                                continue
+                            call = json.loads(buf.split(b'\0')[0])
                         method = call.get('method', '?')
                         answer(conn, call)
             except (OSError, ValueError):

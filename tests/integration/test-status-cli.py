@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """keyctl-status without keyctld: the "not running" message and exit 3 (missing socket, stale
-socket, no path at all), --quiet, Prometheus's daemon_up 0, --help, --version, usage errors; then
-against a fake Varlink server that answers GetStatus with a fixed reply: the table, --json, the
-Prometheus text and the exit codes. Every process started here is waited for or killed by pid."""
+socket, no path at all), --quiet, Prometheus's daemon_up 0, --help, --version, usage errors; each
+kind of wrong path named as such (no such file, a part not a directory, a regular file, a
+directory, a stale socket, permission denied) and a socket of another program (gpg-agent's
+greeting, one that says nothing, a Varlink service without io.keyctl) named "does not answer as
+keyctld", each within 3 s, --watch included (issue 31 item 5); then against a fake Varlink
+server that answers GetStatus with a fixed reply: the table, --json, the Prometheus text and the
+exit codes. Every process started here is waited for or killed by pid."""
 
 import json
 import os
@@ -11,8 +15,9 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from fake_keyctld import Alien, FakeDaemon, reply
 
 STATUS = sys.argv[1] if len(sys.argv) > 1 else os.environ["KEYCTL_STATUS"]
 FAILED = []
@@ -33,9 +38,38 @@ def check(name, cond, detail=""):
         FAILED.append(name)
 
 
+START_HINT = (". Start it with: systemctl --user start keyctld.socket (or run keyctld in a "
+              "terminal)\n")
+# What keyctl-status may take to tell a wrong path or another program's socket.
+BOUND_S = 3.0
+
+
 def not_running_message(path):
-    return ("keyctl-status: keyctld is not running (no socket at %s). Start it with: "
-            "systemctl --user start keyctld.socket (or run keyctld in a terminal)\n" % path)
+    return "keyctl-status: keyctld is not running (no socket at %s)" % path + START_HINT
+
+
+def stale_message(path):
+    return ("keyctl-status: stale socket: keyctld is not running (nobody listens on %s)" % path
+            + START_HINT)
+
+
+def timed(args, env_extra=None, timeout=10):
+    """run(), with its time; rc None when it did not end in timeout s (then it was killed)."""
+    t = time.monotonic()
+    try:
+        rc, out, err = run(args, env_extra, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        rc, out, err = None, "", "did not end in %d s" % timeout
+    return rc, out, err, time.monotonic() - t
+
+
+def check_named(name, args, path, said, prometheus=False):
+    """keyctl-status ARGS at path: exit 3, exactly said on stderr, within BOUND_S."""
+    rc, out, err, dt = timed(args, {"KEYCTL_SOCKET": path})
+    out_ok = out.endswith("keyctl_daemon_up 0\n") if prometheus else out == ""
+    check("%s, %s: exit 3 in %.1f s with its own message" % (name, " ".join(args) or "table", dt),
+          rc == 3 and err == said and out_ok and dt < BOUND_S,
+          "rc=%r %.1f s out=%r err=%r\nwant err=%r" % (rc, dt, out[-200:], err, said))
 
 
 def test_no_daemon(tmp):
@@ -61,7 +95,7 @@ def test_no_daemon(tmp):
     s.bind(stale)
     s.close()
     rc, out, err = run([], {"KEYCTL_SOCKET": stale})
-    check("stale socket exits 3 with the message", rc == 3 and err == not_running_message(stale),
+    check("stale socket exits 3 with the message", rc == 3 and err == stale_message(stale),
           "rc=%d %s" % (rc, err))
 
     rc, out, err = run(["--quiet"], {"KEYCTL_SOCKET": missing})
@@ -78,6 +112,97 @@ def test_no_daemon(tmp):
           rc == 3 and "KEYCTL_SOCKET" in err and "XDG_RUNTIME_DIR" in err, err)
 
 
+MODES = ([], ["--watch"], ["--json"], ["--watch", "--json"])
+
+
+def test_wrong_paths(tmp):
+    """Each kind of path that is not keyctld's socket, said as what it is."""
+    d = os.path.join(tmp, "wrong")
+    os.mkdir(d)
+    regular = os.path.join(d, "regular")
+    open(regular, "w").close()
+    stale = os.path.join(d, "stale.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(stale)
+    s.close()
+    missing = os.path.join(d, "missing")
+    cases = [
+        ("missing", missing, not_running_message(missing)),
+        ("a part not a directory", regular + "/socket",
+         "keyctl-status: no socket at %s/socket: a part of that path is not a directory\n"
+         % regular),
+        ("a regular file", regular,
+         "keyctl-status: %s is a regular file, not keyctld's socket\n" % regular),
+        ("a directory", d, "keyctl-status: %s is a directory, not keyctld's socket\n" % d),
+        ("a stale socket", stale, stale_message(stale)),
+    ]
+    for name, path, said in cases:
+        for args in MODES:
+            check_named(name, args, path, said)
+        check_named(name, ["--format=prometheus"], path, said, prometheus=True)
+    test_permission_denied(d)
+
+
+def test_permission_denied(d):
+    """A socket we may not write to (a daemon of root's, 0600, reached by nobody)."""
+    if os.getuid() != 0:
+        print("     (not root: the permission-denied case skipped)")
+        return
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    as_nobody = ["setpriv", "--reuid=%d" % nobody.pw_uid, "--regid=%d" % nobody.pw_gid,
+                 "--clear-groups"]
+    if subprocess.run(as_nobody + [STATUS, "--version"], capture_output=True).returncode != 0:
+        print("     (keyctl-status cannot run as nobody here: permission denied skipped)")
+        return
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "root-only.sock")
+    fake = FakeDaemon(path, reply("ok", "ok"))
+    os.chmod(path, 0o600)
+    said = ("keyctl-status: permission denied on %s: keyctld answers only the user who runs "
+            "it\n" % path)
+    try:
+        for args in ([], ["--watch"]):
+            t = time.monotonic()
+            p = subprocess.run(as_nobody + [STATUS, "--socket=" + path] + args,
+                               capture_output=True, text=True, timeout=10)
+            dt = time.monotonic() - t
+            check("permission denied, %s: exit 3 in %.1f s, said" % (" ".join(args) or "table",
+                                                                     dt),
+                  p.returncode == 3 and p.stderr == said and dt < BOUND_S,
+                  "rc=%r err=%r" % (p.returncode, p.stderr))
+    finally:
+        fake.close()
+
+
+def test_other_programs(tmp):
+    """Sockets that accept but are not keyctld's: exit 3 within 3 s, never a 25 s wait or a
+    --watch that prints nothing for ever."""
+    other = "; is it another program's socket?\n"
+    cases = [
+        ("greet", "gpg-agent's greeting",
+         ' does not answer as keyctld: it said "OK Pleased to meet you", which is not Varlink'),
+        ("silent", "a socket that says nothing",
+         " does not answer as keyctld: no Varlink answer within 2 s"),
+        ("varlink", "another Varlink service",
+         " does not answer as keyctld: a Varlink service without io.keyctl"),
+    ]
+    for mode, name, said in cases:
+        path = os.path.join(tmp, "alien-%s.sock" % mode)
+        alien = Alien(path, mode)
+        try:
+            said = "keyctl-status: " + path + said + other
+            for args in MODES:
+                check_named(name, args, path, said)
+            check_named(name, ["--format=prometheus"], path, said, prometheus=True)
+            rc, out, err, dt = timed(["--quiet"], {"KEYCTL_SOCKET": path})
+            check("%s, --quiet: exit 3, silent, in %.1f s" % (name, dt),
+                  rc == 3 and out == "" and err == "" and dt < BOUND_S,
+                  "rc=%r out=%r err=%r" % (rc, out, err))
+        finally:
+            alien.close()
+
+
 def test_options():
     rc, out, err = run(["--version"])
     check("--version", rc == 0 and out.startswith("keyctl-status ") and err == "", out + err)
@@ -91,119 +216,6 @@ def test_options():
         rc, out, err = run(bad, {"KEYCTL_SOCKET": "/nonexistent"})
         check("usage error %s exits 3" % " ".join(bad), rc == 3 and err != "" and out == "",
               "rc=%d err=%r" % (rc, err))
-
-
-# ---- a fake keyctld: one GetStatus reply, the same for every connection ----
-
-NOW = int(time.time())
-DAY = 86400
-
-
-def iso(t):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def subkey(fpr, caps, expires, secret, token, level, primary=False):
-    s = {"fingerprint": fpr, "keygrip": "0" * 40, "algorithm": "ed25519",
-         "capabilities": caps, "is_primary": primary, "created": iso(NOW - 300 * DAY),
-         "created_epoch": NOW - 300 * DAY, "revoked": False, "expired": False,
-         "disabled": False, "secret": secret, "card_serial": "", "token_id": token,
-         "level": level}
-    if expires:
-        s["expires"] = iso(expires)
-        s["expires_epoch"] = expires
-    return s
-
-
-def reply(sign_level, finding_level):
-    key = "0123456789ABCDEF0123456789ABCDEF01234567"
-    sub_s = "7A3B9C1D2E3F4A5B7A3B9C1D2E3F4A5B7A3B9C1D"
-    return {
-        "daemon": {"version": "0.1.0", "started": iso(NOW - 3600), "started_epoch": NOW - 3600,
-                   "now": iso(NOW), "now_epoch": NOW, "pcsc_available": True,
-                   "gnupghome": "/home/alice/.gnupg", "keyring_stale": False,
-                   "keyring_error": "", "keyring_refreshed": iso(NOW - 60),
-                   "keyring_refreshed_epoch": NOW - 60},
-        "tokens": [{
-            "id": "yubikey-12345678", "kind": "yubikey", "model": "YubiKey 5 NFC",
-            "serial": "12345678", "firmware": "5.4.3", "usb_interfaces": ["otp", "fido", "ccid"],
-            "usb_vendor": 0x1050, "usb_product": 0x0407,
-            "reader": "Yubico YubiKey OTP+FIDO+CCID 00 00", "present": True,
-            "first_seen": iso(NOW - 10 * DAY), "first_seen_epoch": NOW - 10 * DAY,
-            "last_seen": iso(NOW), "last_seen_epoch": NOW,
-            "openpgp": {
-                "aid": "D2760001240103040006" + "00BC614E" + "0000", "version": "3.4",
-                "manufacturer_id": 6, "manufacturer": "Yubico", "serial": "00BC614E",
-                "firmware": "5.4.3",
-                "slots": [
-                    {"slot": "sign", "fingerprint": sub_s, "algorithm": "ed25519",
-                     "touch": "on"},
-                    {"slot": "encrypt", "fingerprint": "", "algorithm": "", "touch": "off"},
-                    {"slot": "authenticate", "fingerprint": "", "algorithm": "",
-                     "touch": "off"}],
-                "signature_counter": 42, "pin_retries": {"pw1": 3, "rc": 0, "pw3": 3},
-                "url": "", "cardholder": ""},
-            "read_path": "pcsc", "counter_went_down": False, "error": ""}],
-        "keys": [{
-            "fingerprint": key, "uid": "Alice \"Quoted\" <alice@example.org>", "revoked": False,
-            "expired": False, "disabled": False, "has_secret": True, "tracked": False,
-            "level": sign_level,
-            "subkeys": [
-                subkey(key, ["certify"], 0, "none", "", "ok", primary=True),
-                subkey(sub_s, ["sign"], NOW + 5 * DAY - 3600, "card", "yubikey-12345678",
-                       sign_level)]}],
-        "findings": [{"rule": "subkey-expiring", "level": finding_level,
-                      "message": "Subkey 7A3B9C1D2E3F4A5B expires in 5 days.", "key": key,
-                      "subkey": sub_s, "token": "", "hint": "gpg --quick-set-expire ..."}],
-    }
-
-
-class FakeDaemon:
-    def __init__(self, path, params):
-        self.params = params
-        self.compact = False  # keyctld's own form: {"parameters":...} without blanks
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(8)
-        self.calls = []
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                buf = b""
-                while b"\0" not in buf:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    buf += chunk
-                if b"\0" not in buf:
-                    continue
-                call = json.loads(buf.split(b"\0")[0])
-                self.calls.append(call.get("method"))
-                if call.get("method") == "io.keyctl.GetStatus":
-                    msg = {"parameters": self.params}
-                elif call.get("method") == "io.keyctl.Watch" and call.get("more"):
-                    # A state, one change, then the daemon "goes away".
-                    state = dict(self.params, type="state")
-                    token = dict(self.params["tokens"][0], present=False)
-                    for ev in (state, {"type": "token-changed", "token": token}):
-                        conn.sendall(json.dumps({"parameters": {"event": ev},
-                                                 "continues": True}).encode() + b"\0")
-                    continue
-                else:
-                    msg = {"error": "org.varlink.service.MethodNotFound",
-                           "parameters": {"method": call.get("method")}}
-                sep = (",", ":") if self.compact else None
-                conn.sendall(json.dumps(msg, separators=sep).encode() + b"\0")
-
-    def close(self):
-        self.sock.close()
 
 
 def test_fake_daemon(tmp):
@@ -316,6 +328,8 @@ def test_fake_daemon(tmp):
 def main():
     with tempfile.TemporaryDirectory(prefix="keyctl-status-") as tmp:
         test_no_daemon(tmp)
+        test_wrong_paths(tmp)
+        test_other_programs(tmp)
         test_options()
         test_fake_daemon(tmp)
     if FAILED:
