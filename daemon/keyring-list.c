@@ -30,6 +30,7 @@
 #include "keyring-list.h"
 #include "keyring-owned.h"
 #include "keyring-ownertrust.h"
+#include "keyring-uid.h"
 
 /* The one place gpgme's codes become errno values. */
 static int map_error(gpgme_error_t e)
@@ -48,44 +49,6 @@ static int fail(gpgme_error_t e, char *err, size_t errsize, const char *what, co
 	snprintf(err, errsize, "%s in %s: %s", what, home ? home : "the default GnuPG home",
 	         gpgme_strerror(e));
 	return map_error(e);
-}
-
-bool keyring_uid_acceptable(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strnlen(s, UID_MAX);
-
-	if (n >= UID_MAX)
-		return false;
-	while (*p) {
-		unsigned c = *p, len, cp;
-
-		if (c < 0x20 || c == 0x7f)
-			return false;
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			len = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 3, cp = c & 0x07;
-		else
-			return false;
-		for (unsigned i = 1; i <= len; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		/* Overlong, surrogate, beyond Unicode, C1 controls. */
-		if ((len == 2 && cp < 0x800) || (len == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
-			return false;
-		p += len + 1;
-	}
-	return true;
 }
 
 static bool hex_fpr_ok(const char *s)
@@ -189,13 +152,13 @@ static int collect_secret(struct listing *l, gpgme_key_t k)
 
 static void map_uid(gpgme_key_t k, struct key *ret)
 {
-	/* The first valid uid that we can show whole; gpg lists the primary uid first. */
+	/* The first uid that we can show, cut when long; gpg lists the primary uid first. */
 	for (int pass = 0; pass < 2; pass++)
 		for (gpgme_user_id_t u = k->uids; u; u = u->next) {
 			if (!u->uid || (pass == 0 && (u->revoked || u->invalid)))
 				continue;
 			if (keyring_uid_acceptable(u->uid)) {
-				strcpy_trunc(ret->uid, sizeof(ret->uid), u->uid);
+				keyring_uid_show(u->uid, ret->uid);
 				return;
 			}
 		}

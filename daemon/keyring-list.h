@@ -87,7 +87,3 @@ int keyring_default_key(const char *gnupghome, char *buf, size_t size);
 /* Checks the first bytes of pubring.kbx: empty is fine, else a keybox header blob ("KBXf").
  * Returns 0 or -EBADMSG. Pure: gpg lists a damaged keybox as empty without an error status. */
 int keyring_check_keybox_header(const uint8_t *p, size_t n);
-
-/* True when s is valid UTF-8 without control characters and fits in UID_MAX: the test a user id
- * must pass to be shown. Pure. */
-bool keyring_uid_acceptable(const char *s);

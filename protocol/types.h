@@ -86,7 +86,7 @@ enum secret_location {
 #define SERIAL_MAX 33
 #define READER_NAME_MAX 128 /* pcsc-lite's MAX_READERNAME */
 #define ERROR_TEXT_MAX 160
-#define UID_MAX 256
+#define UID_MAX 256 /* a longer user id: its first 252 bytes or fewer and "…" (keyring-uid.h) */
 #define URL_MAX 256
 #define CARDHOLDER_MAX 64
 #define ALGO_NAME_MAX 24

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The pure parts of keyring-list.c: gpg.conf's default-key, the keybox header check and which
- * user ids are shown; and keyring-ownertrust.c's reading of gpg --export-ownertrust. (The gpgme
- * mapping runs against real keyrings in tests/integration.)
+ * The pure parts of keyring-list.c: gpg.conf's default-key and the keybox header check (which
+ * user ids are shown: test-keyring-uid.c); and keyring-ownertrust.c's reading of gpg
+ * --export-ownertrust. (The gpgme mapping runs against real keyrings in tests/integration.)
  */
 #include <stdio.h>
 
@@ -64,29 +64,6 @@ TEST(keybox_header)
 	memcpy(bad, good, sizeof(bad));
 	bad[11] = 'g';
 	ASSERT_ERR(keyring_check_keybox_header(bad, sizeof(bad)), EBADMSG);
-}
-
-TEST(uid)
-{
-	char longer[UID_MAX + 8];
-
-	ASSERT_TRUE(keyring_uid_acceptable("Alice <alice@example.org>"));
-	ASSERT_TRUE(keyring_uid_acceptable("Jürgen Müller <j@example.de>"));
-	ASSERT_TRUE(keyring_uid_acceptable("日本 <x@example.jp> 🔑"));
-	ASSERT_TRUE(keyring_uid_acceptable(""));
-	ASSERT_FALSE(keyring_uid_acceptable("bad\xc3")); /* truncated sequence */
-	ASSERT_FALSE(keyring_uid_acceptable("bad\xc0\xaf")); /* overlong */
-	ASSERT_FALSE(keyring_uid_acceptable("bad\xed\xa0\x80")); /* surrogate */
-	ASSERT_FALSE(keyring_uid_acceptable("bad\xf4\x90\x80\x80")); /* > U+10FFFF */
-	ASSERT_FALSE(keyring_uid_acceptable("ISO-8859-1 \xe9t\xe9"));
-	ASSERT_FALSE(keyring_uid_acceptable("line\nbreak"));
-	ASSERT_FALSE(keyring_uid_acceptable("esc\x1b[31m"));
-	ASSERT_FALSE(keyring_uid_acceptable("c1 \xc2\x9b"));
-	memset(longer, 'a', sizeof(longer) - 1);
-	longer[sizeof(longer) - 1] = 0;
-	ASSERT_FALSE(keyring_uid_acceptable(longer));
-	longer[UID_MAX - 1] = 0;
-	ASSERT_TRUE(keyring_uid_acceptable(longer));
 }
 
 static int trust(const char *text, unsigned min, struct ownertrust **fprs, size_t *n)
@@ -151,6 +128,5 @@ int main(void)
 	RUN(default_key);
 	RUN(ownertrust);
 	RUN(keybox_header);
-	RUN(uid);
 	return 0;
 }
