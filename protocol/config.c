@@ -532,6 +532,13 @@ static void note_seen(struct parse_ctx *x, const char *section, const char *name
 	s->line = x->line;
 }
 
+/* The keys whose lines add up, so that an indented line may continue one. */
+static bool is_list_key(const char *section, const char *name)
+{
+	return (streq(section, "keyring") && (streq(name, "track") || streq(name, "retired"))) ||
+	       (streq(section, "upstream") && streq(name, "relied-on"));
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
@@ -548,7 +555,16 @@ static int handler(void *user, const char *section, const char *name, const char
 	strcpy_trunc(v, sizeof(v), value);
 	strip_comment(v);
 	x->unknown = x->adds = false;
-	r = parse_key(x, section, name, v);
+	if (continued && !is_list_key(section, name)) {
+		/* Taken, it would replace the value above: "warning-days = 7" then an indented
+		 * "critical-days = 2" made warning-days "critical-days = 2". */
+		fail(x,
+		     "[%s] %s: '%s' is indented, which continues the line before; remove the "
+		     "blanks before it",
+		     section, name, v);
+		r = 0;
+	} else
+		r = parse_key(x, section, name, v);
 	if (r > 0 && !x->unknown && !x->adds && !continued)
 		note_seen(x, section, name);
 	/* Lenient: a refusal is a warning already; 0 would make inih report a syntax error. */

@@ -367,6 +367,26 @@ TEST(duplicate_key_warns)
 	                                 "http(s) URL, ignoring");
 }
 
+/* inih (built with INI_ALLOW_MULTILINE, as Debian's is) reads an indented line after a key as
+ * more of that key's value: fine for a fingerprint list, refused with a reason for any other key
+ * rather than taken as its value. */
+TEST(indented_line)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	ASSERT_ERR(parse("[expiry]\nwarning-days = 7\n  critical-days = 2  # two\n", &c, err),
+	           EINVAL);
+	ASSERT_STREQ(err, "keyctl.conf:3: [expiry] warning-days: 'critical-days = 2' is indented, "
+	                  "which continues the line before; remove the blanks before it");
+	ASSERT_ERR(parse("[expiry]\nwarning-days = 7\n\t8\n", &c, err), EINVAL);
+	/* The first key after a section may be indented; so may a comment. */
+	ASSERT_OK(parse("[expiry]\n  warning-days = 7\n  # note\ncritical-days = 2\n", &c, err));
+	ASSERT_EQ(c.warning_days, 7);
+	ASSERT_EQ(c.critical_days, 2);
+	ASSERT_EQ(c.n_warnings, 0);
+}
+
 /* Issue 31: a key above the first [section] said so, not "unknown key []". */
 TEST(key_before_section)
 {
@@ -590,6 +610,7 @@ int main(void)
 	RUN(fingerprint_forms);
 	RUN(duplicate_key_warns);
 	RUN(key_before_section);
+	RUN(indented_line);
 	RUN(thresholds);
 	RUN(load);
 	RUN(default_path);
