@@ -4,6 +4,10 @@
  * to every part (the policy clients see, the server's limits, the keyring's tracked keys, the
  * upstream checks, the log level), and the settings the start needs from it.
  *
+ * Reloads are coalesced: a Reload call or SIGHUP that comes while one is due, or within
+ * RELOAD_INTERVAL_USEC of the last, is served by the next one, run once for all of them (a
+ * reload reads the file, lists the keyring and opens a transaction on every card present).
+ *
  * Each connection is an open file: the soft limit on them is raised to the hard one at start,
  * as systemd's own services do (a user unit's soft limit is 1024, keyctl.conf allows 4096
  * clients and 4096 watchers), and max-clients and max-watchers are cut to what still fits.
@@ -24,6 +28,7 @@
  * journal, timers, gpg's and scdaemon's pipes while a listing or a probe runs (16 at rest on the
  * test bed, a few dozen at a peak). Half the limit when that is less. */
 #define DAEMON_FDS_OWN 64u
+#define RELOAD_INTERVAL_USEC (1000ull * 1000ull)
 
 int daemon_load_config(const struct daemon *d, struct config *c, bool starting)
 {
@@ -191,21 +196,62 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	if (r < 0)
 		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
 	(void)model_update(d->model);
-	log_info("Configuration reloaded");
+	if (d->reload_asked > 1)
+		log_info("Configuration reloaded (asked for %u times since the last reload)",
+		         d->reload_asked);
+	else
+		log_info("Configuration reloaded");
 	if (reason_size > 0)
 		reason[0] = 0;
 	return 0;
 }
 
-int daemon_reload_request(void *userdata, bool full, char *reason, size_t reason_size)
+static int on_reload_due(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	return reload(userdata, full, reason, reason_size);
+	struct daemon *d = userdata;
+	char reason[ERROR_TEXT_MAX] = "";
+	bool full = d->reload_full;
+	int r;
+
+	d->reload_full = false;
+	r = reload(d, full, reason, sizeof(reason));
+	d->reload_asked = 0;
+	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &d->reload_last);
+	if (d->server)
+		server_reload_done(d->server, r, reason);
+	return 0;
+}
+
+int daemon_reload_request(void *userdata, bool full)
+{
+	struct daemon *d = userdata;
+	uint64_t now = 0, due;
+	int r, on = SD_EVENT_OFF;
+
+	d->reload_full = d->reload_full || full;
+	d->reload_asked++;
+	if (d->reload_timer)
+		(void)sd_event_source_get_enabled(d->reload_timer, &on);
+	if (on != SD_EVENT_OFF)
+		return 0; /* one is due: this request joins it */
+	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+	/* From the loop, not from here: every call read in the same pass joins the first. */
+	due = d->reload_last > 0 ? MAX(now, d->reload_last + RELOAD_INTERVAL_USEC) : now;
+	if (!d->reload_timer)
+		r = sd_event_add_time(d->event, &d->reload_timer, CLOCK_MONOTONIC, due, 0,
+		                      on_reload_due, d);
+	else {
+		r = sd_event_source_set_time(d->reload_timer, due);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(d->reload_timer, SD_EVENT_ONESHOT);
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Failed to schedule a reload: %m");
+	return 0;
 }
 
 int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	char reason[ERROR_TEXT_MAX];
-
-	(void)reload(userdata, false, reason, sizeof(reason));
+	(void)daemon_reload_request(userdata, false);
 	return 0;
 }

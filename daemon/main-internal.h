@@ -31,6 +31,12 @@ struct daemon {
 	uint64_t fd_limit;
 	unsigned fd_fit_clients, fd_fit_watchers;
 	bool fd_fit_told;
+	/* The next reload, armed while one is due; when the last one ran (CLOCK_MONOTONIC usec);
+	 * whether one of the requests it serves asked for full, and how many there were. */
+	sd_event_source *reload_timer;
+	uint64_t reload_last;
+	bool reload_full;
+	unsigned reload_asked;
 	struct config cfg;
 	struct model *model;
 	struct server *server;
@@ -75,8 +81,9 @@ struct server_config daemon_server_config(struct daemon *d);
 size_t daemon_track_list(const struct config *c, const char *track[static 2 * CONFIG_TRACK_MAX]);
 /* The keys with full or ultimate owner trust are relied on only for the upstream checks. */
 bool daemon_relied_trusted(const struct config *c);
-/* io.keyctl.Reload (the server's handler) and SIGHUP: keyctl.conf read again and applied. */
-int daemon_reload_request(void *userdata, bool full, char *reason, size_t reason_size);
+/* io.keyctl.Reload (the server's handler) and SIGHUP: keyctl.conf read again and applied, at
+ * most once a second; the server hears the end through server_reload_done(). */
+int daemon_reload_request(void *userdata, bool full);
 int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
 
 /* main-upstream.c */

@@ -641,6 +641,7 @@ static void daemon_stop(struct daemon *d)
 	d->upstream = upstream_watch_free(d->upstream);
 	d->server = server_free(d->server);
 	d->start_timer = sd_event_source_disable_unref(d->start_timer);
+	d->reload_timer = sd_event_source_disable_unref(d->reload_timer);
 	d->timer = expiry_timer_free(d->timer);
 	d->state = state_free(d->state);
 	d->model = model_free(d->model);

@@ -3,7 +3,9 @@
  * Who gets a connection: the listening socket's accept loop, the peer's uid, and the caps. A
  * newcomer past max-clients evicts the ordinary connection idle longest (nothing queued, no call
  * waiting); when every one is busy it is refused with TooManyClients, sent in Varlink and
- * drained until the peer closes (a bounded number of such linger; more are closed at once).
+ * drained until the peer closes (a bounded number of such linger; more are closed at once). A
+ * Watch past max-watchers takes the slot of the subscriber that has left its events unread
+ * longest, when one has.
  *
  * At the open-file limit accept() fails (EMFILE) while the newcomer waits, and the listening
  * source, level-triggered, would call again at once: the socket rests instead, from 100 ms
@@ -38,6 +40,26 @@ static bool server_evict_one(struct server *srv)
 	}
 	if (!oldest)
 		return false;
+	client_kill(oldest);
+	return true;
+}
+
+bool server_evict_watcher(struct server *srv)
+{
+	struct client *oldest = NULL;
+	uint64_t now = server_now(srv);
+
+	for (struct client *c = srv->clients; c; c = c->next)
+		if (client_stalled(c, now) && (!oldest || c->stall_since < oldest->stall_since))
+			oldest = c;
+	if (!oldest)
+		return false;
+	if (!srv->told_evict_watcher)
+		log_notice(
+		        "%u Watch clients (max-watchers): closing the one that has left its events "
+		        "unread longest to make room, and so on for every newcomer",
+		        srv->n_watching);
+	srv->told_evict_watcher = true;
 	client_kill(oldest);
 	return true;
 }

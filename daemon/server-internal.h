@@ -21,6 +21,8 @@
 #define SERVER_QUEUE_MAX_DEFAULT (1024u * 1024u)
 #define SERVER_READ_SIZE 16384u
 #define SERVER_MAX_WATCHERS_DEFAULT 32u
+/* How often per idle_usec a Watch client is checked for reading its events. */
+#define SERVER_WATCH_CHECKS 4u
 #define SERVER_REFUSE_LINGER_USEC (2ull * 1000000ull)
 #define SERVER_TRIM_AFTER (1024u * 1024u)
 /* accept() failing (the file limit): the socket rests this long, doubling each time. */
@@ -33,7 +35,8 @@ struct client {
 	struct client *next, *prev;
 	int fd;
 	sd_event_source *io;
-	sd_event_source *idle; /* closes a connection without a call for idle_usec (not Watch) */
+	/* Closes a connection without a call for idle_usec; a Watch client's check instead. */
+	sd_event_source *idle;
 	struct varlink_buffer in;
 	char *out; /* queued output: bytes [out_start, out_end) */
 	size_t out_start, out_end, out_alloc;
@@ -43,6 +46,13 @@ struct client {
 	/* A CheckUpstream call waits for the check's end: the connection is not read further and
 	 * not closed for idling until it is answered. */
 	bool upstream_waiting;
+	/* Reload calls waiting for the one reload they were coalesced into; further Reloads are
+	 * read and join it, any other call is parked behind them. */
+	unsigned reload_waiting;
+	/* A Watch client with output it has not read: since when (0: it reads), and how much at
+	 * the last check. */
+	uint64_t stall_since;
+	size_t stall_unread;
 	bool idle_partial; /* the idle timer counts from the first byte of an unfinished message */
 	bool watching; /* a Watch call is running: events go out as replies */
 	bool refusing; /* told TooManyClients: its input is drained until it closes */
@@ -78,7 +88,7 @@ struct server {
 	unsigned accept_full_at;
 	bool accept_paused;
 	/* log such news once, not once per connection */
-	bool told_full, told_evict, told_uid, told_accept;
+	bool told_full, told_evict, told_uid, told_accept, told_evict_watcher;
 	struct server_cache cache;
 	size_t freed_since_trim; /* bytes of client buffers freed since the last malloc_trim() */
 };
@@ -88,8 +98,13 @@ struct server {
 int client_new(struct server *srv, int fd, bool refusing, struct client **ret);
 void client_kill(struct client *c);
 size_t client_queued(const struct client *c);
-/* A call waits for the daemon (its start, an upstream check): the connection is busy. */
+/* A call waits for the daemon (its start, an upstream check, a reload): the connection is
+ * busy. */
 bool client_waits(const struct client *c);
+/* A Watch client that has left output unread for at least one check (a slot to evict first). */
+bool client_stalled(const struct client *c, uint64_t now);
+/* c's Watch starts: counted as a watcher, checked for reading its events from now on. */
+void client_watch_begin(struct client *c);
 
 /* server.c: the output side, for the methods. Each returns 0 or -errno (the client is then
  * closing). */
@@ -108,6 +123,8 @@ int client_process(struct client *c, const char *msg, size_t len);
  * freed). */
 int server_listen_start(struct server *srv);
 void server_accept_resume(struct server *srv);
+/* Past max-watchers: closes the Watch client stalled longest. false when none is stalled. */
+bool server_evict_watcher(struct server *srv);
 
 /* server-socket.c */
 int server_socket_take_passed(struct server *srv);

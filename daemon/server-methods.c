@@ -115,10 +115,11 @@ static const struct varlink_field reload_param_table[] = {
 	{},
 };
 
+/* The answer waits for the reload's end (server_reload_done()): main.c runs one reload for
+ * every call that comes within a second of the last one. */
 static int method_reload(struct client *c, const struct varlink_call *call)
 {
 	struct server *srv = c->server;
-	char reason[ERROR_TEXT_MAX] = "";
 	struct reload_param rp = {};
 	const char *bad = NULL;
 	int r;
@@ -132,17 +133,13 @@ static int method_reload(struct client *c, const struct varlink_call *call)
 		return call->oneway ? 0
 		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
 		                                   "reloading is not supported by this daemon");
-	r = srv->reload(srv->reload_userdata, rp.full, reason, sizeof(reason));
-	/* The handler may have changed the model, and the fan-out may have dropped clients; this
-	 * one is not watching (a watching connection takes no further calls), so it is alive. */
+	r = srv->reload(srv->reload_userdata, rp.full);
 	if (call->oneway)
 		return 0;
-	if (r < 0) {
-		if (isempty(reason))
-			strcpy_trunc(reason, sizeof(reason), strerror(-r));
-		return client_error(c, KEYCTL_ERROR_RELOAD_FAILED, "reason", reason);
-	}
-	return client_reply(c, NULL, false);
+	if (r < 0)
+		return client_error(c, KEYCTL_ERROR_RELOAD_FAILED, "reason", strerror(-r));
+	c->reload_waiting++;
+	return 0;
 }
 
 /* The answer waits for the check's end (server_upstream_done()); the loop goes on meanwhile. */
@@ -178,8 +175,9 @@ static int method_watch(struct client *c, const struct varlink_call *call)
 
 	if (!call->more)
 		return call->oneway ? 0 : client_error(c, VARLINK_ERROR_EXPECTED_MORE, NULL, NULL);
-	/* The connection stays an ordinary one: it may retry later, or ask something else. */
-	if (c->server->n_watching >= c->server->max_watchers)
+	/* Refused, the connection stays an ordinary one: it may retry later, or ask something
+	 * else. A watcher that does not read its events gives its slot up first. */
+	if (c->server->n_watching >= c->server->max_watchers && !server_evict_watcher(c->server))
 		return call->oneway ? 0
 		                    : client_error_max(c, KEYCTL_ERROR_TOO_MANY_WATCHERS,
 		                                       c->server->max_watchers);
@@ -189,9 +187,7 @@ static int method_watch(struct client *c, const struct varlink_call *call)
 	r = codec_event_state_to_json(model_daemon_info(m), t, nt, k, nk, f, nf, &p);
 	if (r < 0)
 		return r;
-	c->watching = true;
-	c->server->n_clients--;
-	c->server->n_watching++;
+	client_watch_begin(c);
 	return client_reply(c, p, true);
 }
 
@@ -278,13 +274,45 @@ static bool interface_is(const char *method, size_t len, const char *interface)
 
 static const struct varlink_field no_params[] = { {} };
 
+/* An io.keyctl or org.varlink.service call of no method we have, or of another interface. */
+static int reply_unknown(struct client *c, const struct varlink_call *call)
+{
+	/* varlink_call_parse() checked the name: it has a dot. The interface is all before the
+	 * last one, compared whole ("io.Foo" is not a method of io.keyctl). */
+	const char *dot = strrchr(call->method, '.');
+	size_t il = (size_t)(dot - call->method);
+
+	if (call->oneway)
+		return 0;
+	if (!interface_is(call->method, il, VARLINK_INTERFACE) &&
+	    !interface_is(call->method, il, VARLINK_SERVICE_INTERFACE)) {
+		char iface[VARLINK_METHOD_MAX + 1];
+
+		strcpy_trunc(iface, MIN(sizeof(iface), il + 1), call->method);
+		return client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", iface);
+	}
+	return client_error(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method", call->method);
+}
+
+/* Keeps the message (len bytes) for later; the connection is not read until it is handled. */
+static int client_park(struct client *c, const char *msg, size_t len)
+{
+	c->parked = malloc(len);
+	if (!c->parked)
+		return -ENOMEM;
+	memcpy(c->parked, msg, len);
+	c->parked_len = len;
+	return 0;
+}
+
 /* Handles one message. Returns 0, or -errno when the client must be closed now. */
 int client_process(struct client *c, const char *msg, size_t len)
 {
 	_cleanup_(json_object_putp) json_object *o = NULL;
 	struct varlink_call call;
-	const char *bad = NULL, *dot;
+	const char *bad = NULL;
 	const struct method *m;
+	bool parsed;
 	int r;
 
 	/* A watching connection is a one-way street: Varlink's "more" call owns it until the end.
@@ -295,12 +323,16 @@ int client_process(struct client *c, const char *msg, size_t len)
 	r = varlink_message_parse(msg, len, &o);
 	if (r == -ENOMEM)
 		return r;
+	parsed = r >= 0 && varlink_call_parse(o, &call, &bad) >= 0;
+	/* Behind a Reload every answer waits for the Reload's (replies go out in order); another
+	 * Reload joins it. */
+	if (c->reload_waiting > 0 && (!parsed || !streq(call.method, "io.keyctl.Reload")))
+		return client_park(c, msg, len);
 	if (r < 0) {
 		log_debug("Client sent a message that is not a JSON object, closing");
 		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method");
 	}
-	r = varlink_call_parse(o, &call, &bad);
-	if (r < 0) {
+	if (!parsed) {
 		log_debug("Client sent an invalid call (field '%s'), closing", bad);
 		return client_fail(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
 	}
@@ -312,34 +344,10 @@ int client_process(struct client *c, const char *msg, size_t len)
 	for (m = methods; m->name; m++)
 		if (streq(m->name, call.method))
 			break;
-	if (!m->name) {
-		/* varlink_call_parse() checked the name: it has a dot. The interface is all
-		 * before the last one, compared whole ("io.Foo" is not a method of io.keyctl). */
-		size_t il;
-
-		dot = strrchr(call.method, '.');
-		il = (size_t)(dot - call.method);
-		if (!interface_is(call.method, il, VARLINK_INTERFACE) &&
-		    !interface_is(call.method, il, VARLINK_SERVICE_INTERFACE)) {
-			char iface[VARLINK_METHOD_MAX + 1];
-
-			strcpy_trunc(iface, MIN(sizeof(iface), il + 1), call.method);
-			return call.oneway ? 0
-			                   : client_error(c, VARLINK_ERROR_INTERFACE_NOT_FOUND,
-			                                  "interface", iface);
-		}
-		return call.oneway ? 0
-		                   : client_error(c, VARLINK_ERROR_METHOD_NOT_FOUND, "method",
-		                                  call.method);
-	}
-	if (m->waits_for_start && c->server->held) {
-		c->parked = malloc(len);
-		if (!c->parked)
-			return -ENOMEM;
-		memcpy(c->parked, msg, len);
-		c->parked_len = len;
-		return 0;
-	}
+	if (!m->name)
+		return reply_unknown(c, &call);
+	if (m->waits_for_start && c->server->held)
+		return client_park(c, msg, len);
 	if (!m->takes_parameters && call.parameters) {
 		bad = NULL;
 		if (varlink_dispatch(call.parameters, no_params, 0, NULL, NULL, &bad) < 0)

@@ -14,11 +14,17 @@
  * out. Every non-Watch connection is closed after idle_usec without a call. Only when no one can
  * be evicted is the newcomer refused, and then with a Varlink error (TooManyClients) it can read:
  * we send it, half-close, and drain what it writes until it closes, so that its call never meets
- * a reset.
+ * a reset. A Watch subscriber may stay silent for ever, but not leave its events unread: one that
+ * has not read for idle_usec is closed, and past max-watchers the one that has left them unread
+ * longest gives its slot up.
  *
  * Start: until server_release(), io.keyctl calls are parked (the connection stops being read)
  * and answered in order once the daemon has its first true picture; org.varlink.service calls
  * are answered at once, so that a monitor can tell "starting" from "dead".
+ *
+ * Reload: the answer waits for server_reload_done() (main.c coalesces reloads). Meanwhile more
+ * Reload calls on the connection are read and wait too, and any other call is parked behind
+ * them, so that replies keep the calls' order.
  *
  * Methods are in server-methods.c, who is admitted (caps, eviction, refusal) in server-admit.c,
  * the listening socket in server-socket.c.
@@ -30,10 +36,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -132,10 +140,38 @@ size_t client_queued(const struct client *c)
 	return c->out_end - c->out_start;
 }
 
-/* A call that waits for the daemon (its start, an upstream check): nothing more is read. */
-bool client_waits(const struct client *c)
+/* Output a Watch client has not read yet: queued here, or in the socket (SIOCOUTQ counts what
+ * the peer has not consumed). */
+static size_t client_unread(const struct client *c)
+{
+	int n = 0;
+
+	if (ioctl(c->fd, SIOCOUTQ, &n) < 0 || n < 0)
+		n = 0;
+	return client_queued(c) + (size_t)n;
+}
+
+/* Less unread than after the last write or check (or none): the Watch client has read since.
+ * Compared at each write too, so that a check that always falls between an event and its read
+ * does not take a reader for a stalled one. */
+static void client_note_reading(struct client *c, size_t unread)
+{
+	if (unread == 0 || unread < c->stall_unread)
+		c->stall_since = 0;
+	c->stall_unread = unread;
+}
+
+/* A call parked (the start, or a call behind a Reload) or an upstream check waited for:
+ * nothing more is read until it is answered. */
+static bool client_blocked(const struct client *c)
 {
 	return c->parked || c->upstream_waiting;
+}
+
+/* Blocked, or owed Reload replies (further Reloads are still read: they join the same one). */
+bool client_waits(const struct client *c)
+{
+	return client_blocked(c) || c->reload_waiting > 0;
 }
 
 static void client_update_events(struct client *c)
@@ -145,7 +181,7 @@ static void client_update_events(struct client *c)
 	if (c->dead)
 		return;
 	/* A parked call is answered first: what follows it waits in the socket. */
-	if (!c->closing && !client_waits(c))
+	if (!c->closing && !client_blocked(c))
 		ev |= EPOLLIN;
 	if (client_queued(c) > 0)
 		ev |= EPOLLOUT;
@@ -190,9 +226,12 @@ static int client_flush(struct client *c)
 int client_send(struct client *c, const char *msg, size_t n)
 {
 	size_t q = client_queued(c);
+	int r;
 
 	if (c->dead)
 		return -ECONNRESET;
+	if (c->watching)
+		client_note_reading(c, client_unread(c));
 	if (q > 0 && n > c->server->queue_max - MIN(q, c->server->queue_max))
 		return -ENOBUFS;
 	if (c->out_alloc - c->out_end < n) {
@@ -218,7 +257,10 @@ int client_send(struct client *c, const char *msg, size_t n)
 	}
 	memcpy(c->out + c->out_end, msg, n);
 	c->out_end += n;
-	return client_flush(c);
+	r = client_flush(c);
+	if (r >= 0 && c->watching)
+		c->stall_unread = client_unread(c); /* what it has to read from now on */
+	return r;
 }
 
 int client_reply(struct client *c, json_object *params, bool continues)
@@ -276,10 +318,65 @@ int client_fail(struct client *c, const char *error, const char *field, const ch
 	return client_flush(c);
 }
 
+static uint64_t watch_check_usec(const struct server *srv)
+{
+	return MAX(srv->idle_usec / SERVER_WATCH_CHECKS, (uint64_t)1);
+}
+
+bool client_stalled(const struct client *c, uint64_t now)
+{
+	return c->watching && !c->dead && c->stall_since > 0 &&
+	       now - c->stall_since >= watch_check_usec(c->server) && client_unread(c) > 0;
+}
+
+static int client_arm_idle(struct client *c, uint64_t usec);
+
+/* A Watch client is idle by design, but one that leaves its events unread for idle_usec is not
+ * reading at all: it would hold a Watch slot for ever. Checked SERVER_WATCH_CHECKS times per
+ * idle_usec. */
+static void client_check_watcher(struct client *c)
+{
+	struct server *srv = c->server;
+	uint64_t now = server_now(srv);
+	size_t unread = client_unread(c);
+
+	client_note_reading(c, unread);
+	if (unread > 0 && c->stall_since == 0)
+		c->stall_since = now;
+	if (c->stall_since > 0 && now - c->stall_since >= srv->idle_usec) {
+		log_notice("Dropping a Watch client that read none of its events for %" PRIu64
+		           " s (%zu bytes unread)",
+		           srv->idle_usec / 1000000u, unread);
+		client_kill(c);
+		return;
+	}
+	if (client_arm_idle(c, watch_check_usec(srv)) < 0)
+		client_kill(c); /* unchecked, it could hold its slot for ever */
+}
+
+void client_watch_begin(struct client *c)
+{
+	struct server *srv = c->server;
+
+	c->watching = true;
+	srv->n_clients--;
+	srv->n_watching++;
+	if (srv->n_watching + 1 < srv->max_watchers)
+		srv->told_evict_watcher = false;
+	/* sd-event's default slack (250 ms) is as long as a check period in tests. */
+	if (sd_event_source_set_time_accuracy(c->idle, watch_check_usec(srv) / 8 + 1) < 0 ||
+	    client_arm_idle(c, watch_check_usec(srv)) < 0)
+		client_kill(c);
+}
+
 static int on_client_idle(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct client *c = userdata;
 
+	if (c->watching) {
+		client_check_watcher(c);
+		return 0;
+	}
 	if (c->idle_partial)
 		log_debug("Client sent half a message and went quiet, closing");
 	else if (!c->refusing)
@@ -309,8 +406,11 @@ int client_update_idle(struct client *c)
 	bool partial = varlink_buffer_pending(&c->in) > 0;
 	int on = SD_EVENT_OFF;
 
-	/* A Watch is idle by design; a parked call waits for us, not the other way round. */
-	if (c->watching || client_waits(c))
+	/* A Watch is checked for reading instead (client_check_watcher). */
+	if (c->watching)
+		return 0;
+	/* A call waiting for us: the clock is ours, not the client's. */
+	if (client_waits(c))
 		return c->idle ? sd_event_source_set_enabled(c->idle, SD_EVENT_OFF) : 0;
 	if (c->idle)
 		(void)sd_event_source_get_enabled(c->idle, &on);
@@ -327,7 +427,7 @@ static int client_drain(struct client *c)
 	size_t len;
 	int r;
 
-	while (!c->closing && !c->dead && !client_waits(c) &&
+	while (!c->closing && !c->dead && !client_blocked(c) &&
 	       varlink_buffer_next(&c->in, &msg, &len) > 0) {
 		c->last_active = server_now(c->server);
 		r = client_process(c, msg, len);
@@ -596,6 +696,21 @@ static void client_resume(struct client *c, int r)
 	}
 }
 
+/* After the call c waited on was answered (r: how that went): the call parked behind it, if
+ * any, is handled, then what followed it. */
+static void client_continue(struct client *c, int r)
+{
+	if (r >= 0 && c->parked) {
+		_cleanup_(freep) char *msg = TAKE_PTR(c->parked);
+		size_t len = c->parked_len;
+
+		c->parked_len = 0;
+		c->last_active = server_now(c->server);
+		r = client_process(c, msg, len);
+	}
+	client_resume(c, r);
+}
+
 void server_release(struct server *s)
 {
 	struct client *last = s->clients;
@@ -606,17 +721,34 @@ void server_release(struct server *s)
 	/* In connection order, oldest first: the list is newest first, so walk it backwards. */
 	while (last && last->next)
 		last = last->next;
-	for (struct client *c = last; c; c = c->prev) {
-		_cleanup_(freep) char *msg = NULL;
-		int r;
+	for (struct client *c = last; c; c = c->prev)
+		if (!c->dead && c->parked)
+			client_continue(c, 0);
+}
 
-		if (c->dead || !c->parked)
+void server_reload_done(struct server *s, int error, const char *reason)
+{
+	_cleanup_(freep) char *m = NULL;
+	size_t n = 0;
+	int r;
+
+	if (error >= 0)
+		r = varlink_reply_build(NULL, false, &m, &n);
+	else
+		r = varlink_error_build_string(KEYCTL_ERROR_RELOAD_FAILED, "reason",
+		                               isempty(reason) ? strerror(-error) : reason, &m, &n);
+	for (struct client *c = s->clients; c; c = c->next) {
+		unsigned owed = c->reload_waiting;
+		int k = r;
+
+		if (c->dead || owed == 0)
 			continue;
-		msg = TAKE_PTR(c->parked);
+		/* Each call coalesced into this reload gets its own answer, in order. */
+		c->reload_waiting = 0;
 		c->last_active = server_now(s);
-		r = client_process(c, msg, c->parked_len);
-		c->parked_len = 0;
-		client_resume(c, r);
+		for (unsigned i = 0; i < owed && k >= 0; i++)
+			k = client_send(c, m, n);
+		client_continue(c, k);
 	}
 }
 

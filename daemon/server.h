@@ -26,18 +26,20 @@ struct server_config {
 	/* Ordinary connections at once; a newcomer beyond it evicts the one idle longest, or is
 	 * refused with io.keyctl.TooManyClients when every one is busy; 0: 64. */
 	unsigned max_clients;
-	/* Watch subscribers at once, counted apart; one more gets io.keyctl.TooManyWatchers;
-	 * 0: 32. */
+	/* Watch subscribers at once, counted apart; one more closes the one that has left its
+	 * events unread longest, or when all read, gets io.keyctl.TooManyWatchers; 0: 32. */
 	unsigned max_watchers;
 	size_t queue_max; /* bytes of output queued per client before it is dropped; 0: 1 MiB */
-	/* A connection without a call for this long is closed (Watch excepted); so is half a
-	 * message not finished this long after its first byte; 0: 30 s. */
+	/* A connection without a call for this long is closed; so is half a message not finished
+	 * this long after its first byte, and a Watch client that read nothing of what was sent
+	 * to it for this long; 0: 30 s. */
 	uint64_t idle_usec;
 };
 
-/* Returns 0 and the reason "" on success; -errno and a reason for the client on failure. */
-/* full: Reload(full: true), every secret key listed again (see keyring_watch_refresh_full). */
-typedef int (*server_reload_fn)(void *userdata, bool full, char *reason, size_t reason_size);
+/* io.keyctl.Reload: asks for a reload (full: every secret key listed again, see
+ * keyring_watch_refresh_full); its end is told with server_reload_done(), which answers every
+ * Reload call waiting. Returns 0, or -errno when no reload can be asked for. */
+typedef int (*server_reload_fn)(void *userdata, bool full);
 /* CheckUpstream: starts an upstream check (or lets the caller join the one running); its end is
  * told with server_upstream_done(). Returns 0, or -errno and a reason for the client. */
 typedef int (*server_upstream_fn)(void *userdata, char *reason, size_t reason_size);
@@ -70,6 +72,9 @@ void server_set_upstream_handler(struct server *s, server_upstream_fn fn, void *
 /* The upstream check ended: every CheckUpstream call waiting for it is answered, and those
  * connections are read again. */
 void server_upstream_done(struct server *s);
+/* A reload ended (error: 0, or -errno and a reason for the clients): every Reload call waiting
+ * is answered, each with its own reply, and what those connections sent since is handled. */
+void server_reload_done(struct server *s, int error, const char *reason);
 
 /* Serves an already connected socket as a client (tests, socketpair()); takes fd in all cases. */
 int server_add_connection(struct server *s, int fd);

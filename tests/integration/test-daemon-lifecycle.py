@@ -2,7 +2,7 @@
 # keyctld as a process: --help/--version, configuration refusals, readiness and stopping through
 # a real NOTIFY_SOCKET, SIGTERM/SIGINT exit codes and latency, SIGHUP with a broken file.
 import os, signal, socket, subprocess, sys, tempfile, time
-from testlib import check, failures
+from testlib import check, failures, wait_until
 
 KEYCTLD = os.environ['KEYCTLD']
 
@@ -181,8 +181,9 @@ def test_unknown_key_warns_and_reload():
             with open(os.path.join(tmp, 'config', 'keyctl', 'keyctl.conf'), 'w') as f:
                 f.write('[daemon]\nmax-clients = 5\n')
             d.proc.send_signal(signal.SIGHUP)
-            time.sleep(0.3)
-            check('Configuration reloaded' in d.log(), 'good reload logged')
+            # Within a second of the last reload, this one waits for that second to pass.
+            check(wait_until(lambda: 'Configuration reloaded' in d.log(), 3),
+                  'good reload logged')
             d.proc.send_signal(signal.SIGTERM)
             check(d.proc.wait(timeout=5) == 0, 'exit 0 after reloads')
         finally:

@@ -2,8 +2,9 @@
 /*
  * The Varlink server in-process: a real model, a real sd-event loop, real sockets. Calls get
  * their answers and their errors; broken peers get one error and are closed; a Watch client that
- * does not read is dropped past its queue while another keeps getting every event; half a
- * message is not held forever.
+ * does not read is dropped past its queue while another keeps getting every event, gives its
+ * slot up to a newcomer and is closed after idle_usec; half a message is not held forever;
+ * Reload calls wait for the reload they were coalesced into, each answered in order.
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -74,6 +76,25 @@ static char *recv_msg(int fd, struct varlink_buffer *b)
 		ASSERT_OK(varlink_buffer_feed(b, buf, (size_t)k));
 	}
 	TEST_FAIL("no message");
+}
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Sends msg and returns the next message, raw. Caller frees. */
+static char *call_raw(int fd, const char *msg, struct varlink_buffer *b)
+{
+	char *m;
+
+	send_str(fd, msg);
+	m = recv_msg(fd, b);
+	ASSERT_TRUE(m);
+	return m;
 }
 
 static int connect_raw(void)
@@ -219,55 +240,166 @@ TEST(calls)
 	close(fd);
 }
 
-static int reload_calls, reload_full_calls;
-static int on_reload(void *userdata, bool full, char *reason, size_t size)
+static int reload_calls, reload_full_calls, reload_fail;
+static int on_reload(void *userdata, bool full)
 {
 	reload_calls++;
 	reload_full_calls += full;
-	if (reload_calls == 2) {
-		snprintf(reason, size, "keyctl.conf:3: [expiry] warning-days: not a number");
-		return -EINVAL;
-	}
-	return 0;
+	return reload_fail;
 }
 
+/* The next message's error name ("" for a reply), or NULL at EOF; *ret_o the parsed message. */
+static char *next_reply(int fd, struct varlink_buffer *b, json_object **ret_o)
+{
+	_cleanup_(freep) char *m = recv_msg(fd, b);
+	struct varlink_reply rep;
+
+	if (!m)
+		return NULL;
+	ASSERT_OK(varlink_message_parse(m, strlen(m), ret_o));
+	ASSERT_OK(varlink_reply_parse(*ret_o, &rep));
+	return strdup(rep.error ? rep.error : "");
+}
+
+static bool nothing_to_read(int fd)
+{
+	char c;
+
+	pump();
+	return recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) < 0 && errno == EAGAIN;
+}
+
+/* Reload calls wait for the reload main.c coalesces them into: each gets its own answer once
+ * server_reload_done() says it ended, a call behind them is answered after them, and a failed
+ * reload's reason reaches every caller. */
 TEST(reload)
 {
+	static const char three[] = "{\"method\":\"io.keyctl.Reload\"}\0"
+	                            "{\"method\":\"io.keyctl.Reload\",\"oneway\":true}\0"
+	                            "{\"method\":\"io.keyctl.Reload\"}\0"
+	                            "{\"method\":\"io.keyctl.GetTokens\"}";
 	int fd = connect_raw();
-	char *err = NULL;
+	struct varlink_buffer b;
 	json_object *o;
+	char *err;
 
+	varlink_buffer_init(&b, VARLINK_REPLY_MAX);
 	server_set_reload_handler(server, on_reload, NULL);
-	o = call(fd, "{\"method\":\"io.keyctl.Reload\"}", &err);
-	ASSERT_TRUE(err == NULL);
+	send_raw(fd, three, sizeof(three));
+	ASSERT_TRUE(nothing_to_read(fd));
+	ASSERT_EQ(reload_calls, 3);
+	server_reload_done(server, 0, "");
+	for (int i = 0; i < 2; i++) {
+		err = next_reply(fd, &b, &o);
+		ASSERT_STREQ(err, "");
+		free(err);
+		json_object_put(o);
+	}
+	err = next_reply(fd, &b, &o);
+	ASSERT_STREQ(err, "");
+	ASSERT_TRUE(
+	        json_object_object_get_ex(json_object_object_get(o, "parameters"), "tokens", NULL));
+	free(err);
 	json_object_put(o);
-	o = call(fd, "{\"method\":\"io.keyctl.Reload\"}", &err);
+
+	/* A reload that failed: every caller hears why. */
+	send_str(fd, "{\"method\":\"io.keyctl.Reload\"}");
+	ASSERT_TRUE(nothing_to_read(fd));
+	server_reload_done(server, -EINVAL, "keyctl.conf:3: [expiry] warning-days: not a number");
+	err = next_reply(fd, &b, &o);
 	ASSERT_STREQ(err, KEYCTL_ERROR_RELOAD_FAILED);
 	ASSERT_STREQ(json_object_get_string(json_object_object_get(
 	                     json_object_object_get(o, "parameters"), "reason")),
 	             "keyctl.conf:3: [expiry] warning-days: not a number");
 	free(err);
 	json_object_put(o);
-	ASSERT_EQ(reload_calls, 2);
 	ASSERT_EQ(reload_full_calls, 0);
 
 	/* full: true reaches the handler; a full that is not a boolean, or another parameter, is
-	 * refused before it. */
-	o = call(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"full\":true}}", &err);
-	ASSERT_TRUE(err == NULL);
+	 * refused before it; a handler that cannot ask for a reload fails the call at once. */
+	send_str(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"full\":true}}");
+	ASSERT_TRUE(nothing_to_read(fd));
+	server_reload_done(server, 0, "");
+	err = next_reply(fd, &b, &o);
+	ASSERT_STREQ(err, "");
+	free(err);
 	json_object_put(o);
 	ASSERT_EQ(reload_full_calls, 1);
-	o = call(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"full\":1}}", &err);
-	ASSERT_STREQ(err, VARLINK_ERROR_INVALID_PARAMETER);
-	free(err);
-	json_object_put(o);
-	o = call(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"fast\":true}}", &err);
-	ASSERT_STREQ(err, VARLINK_ERROR_INVALID_PARAMETER);
-	free(err);
-	json_object_put(o);
-	ASSERT_EQ(reload_calls, 3);
+	expect_error(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"full\":1}}",
+	             VARLINK_ERROR_INVALID_PARAMETER);
+	expect_error(fd, "{\"method\":\"io.keyctl.Reload\",\"parameters\":{\"fast\":true}}",
+	             VARLINK_ERROR_INVALID_PARAMETER);
+	ASSERT_EQ(reload_calls, 5);
+	reload_fail = -ENOMEM;
+	expect_error(fd, "{\"method\":\"io.keyctl.Reload\"}", KEYCTL_ERROR_RELOAD_FAILED);
+	reload_fail = 0;
 	server_set_reload_handler(server, NULL, NULL);
+	varlink_buffer_done(&b);
 	close(fd);
+}
+
+/* Runs the loop for usec, timers included. */
+static void pump_for(uint64_t usec)
+{
+	uint64_t end = now_usec() + usec;
+
+	while (now_usec() < end)
+		(void)sd_event_run(event, 1000);
+	pump();
+}
+
+/* A Watch client that never reads: a newcomer's Watch takes its slot once it has left its
+ * events unread for a check (idle_usec / 4), and it is closed after idle_usec anyway; one that
+ * reads keeps its slot, and a Watch past it is refused. */
+TEST(stalled_watcher)
+{
+	struct server_config cfg = {
+		.max_clients = 8, .max_watchers = 1, .queue_max = 64 * 1024, .idle_usec = 100 * 1000
+	};
+	int stalled = connect_raw(), reader, late = connect_raw();
+	struct varlink_buffer b;
+	char *m;
+
+	server_set_limits(server, &cfg);
+	varlink_buffer_init(&b, VARLINK_REPLY_MAX);
+	send_str(stalled, "{\"method\":\"io.keyctl.Watch\",\"more\":true}");
+	pump();
+	/* Its state is unread, but not for long yet: the slot is still its own. */
+	expect_error(late, "{\"method\":\"io.keyctl.Watch\",\"more\":true}",
+	             KEYCTL_ERROR_TOO_MANY_WATCHERS);
+	for (int i = 0; i < 100; i++) {
+		pump_for(10 * 1000);
+		m = call_raw(late, "{\"method\":\"io.keyctl.Watch\",\"more\":true}", &b);
+		if (strstr(m, "\"type\":\"state\""))
+			break;
+		ASSERT_TRUE(strstr(m, KEYCTL_ERROR_TOO_MANY_WATCHERS));
+		free(m);
+		m = NULL;
+	}
+	ASSERT_TRUE(m);
+	free(m);
+	ASSERT_TRUE(at_eof(stalled));
+	close(stalled);
+
+	/* late reads everything: it keeps its slot past idle_usec, and the next Watch is refused.
+	 */
+	pump_for(150 * 1000);
+	reader = connect_raw();
+	expect_error(reader, "{\"method\":\"io.keyctl.Watch\",\"more\":true}",
+	             KEYCTL_ERROR_TOO_MANY_WATCHERS);
+	close(late);
+	pump();
+
+	/* Alone and never reading, a watcher is closed after idle_usec. */
+	send_str(reader, "{\"method\":\"io.keyctl.Watch\",\"more\":true}");
+	for (int i = 0; i < 100 && server_n_clients(server) > 0; i++)
+		pump_for(10 * 1000);
+	ASSERT_EQ(server_n_clients(server), 0);
+	ASSERT_TRUE(at_eof(reader));
+	close(reader);
+	varlink_buffer_done(&b);
+	cfg.max_watchers = 0;
+	server_set_limits(server, &cfg);
 }
 
 TEST(garbage_closes)
@@ -605,6 +737,7 @@ int main(void)
 	RUN(too_large_closes);
 	RUN(half_message_times_out);
 	RUN(slow_watcher_dropped);
+	RUN(stalled_watcher);
 	RUN(client_library);
 	RUN(blocking_calls);
 
