@@ -172,6 +172,23 @@ static void fill_token(struct token *t, int i)
 	memset(t->error, 'e', sizeof(t->error) - 1);
 }
 
+/* The server's limits for every test: an idle timeout no busy machine reaches between two steps
+ * of a test (with 100 ms, a test descheduled that long saw its connection closed mid-call).
+ * The tests of the timeout itself shorten it for themselves. */
+static const struct server_config base_cfg = {
+	.max_clients = 8,
+	.queue_max = 64 * 1024,
+	.idle_usec = 10 * 1000 * 1000,
+};
+
+static void set_idle_usec(uint64_t usec)
+{
+	struct server_config c = base_cfg;
+
+	c.idle_usec = usec;
+	server_set_limits(server, &c);
+}
+
 TEST(calls)
 {
 	int fd = connect_raw();
@@ -353,8 +370,11 @@ static void pump_for(uint64_t usec)
  * reads keeps its slot, and a Watch past it is refused. */
 TEST(stalled_watcher)
 {
+	/* 1 s, not less: an ordinary connection of this test idle that long between two of its
+	 * steps is closed, which a busy machine did at 100 ms. */
+	const uint64_t idle = 1000 * 1000;
 	struct server_config cfg = {
-		.max_clients = 8, .max_watchers = 1, .queue_max = 64 * 1024, .idle_usec = 100 * 1000
+		.max_clients = 8, .max_watchers = 1, .queue_max = 64 * 1024, .idle_usec = idle
 	};
 	int stalled = connect_raw(), reader, late = connect_raw();
 	struct varlink_buffer b;
@@ -367,7 +387,7 @@ TEST(stalled_watcher)
 	/* Its state is unread, but not for long yet: the slot is still its own. */
 	expect_error(late, "{\"method\":\"io.keyctl.Watch\",\"more\":true}",
 	             KEYCTL_ERROR_TOO_MANY_WATCHERS);
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 300; i++) {
 		pump_for(10 * 1000);
 		m = call_raw(late, "{\"method\":\"io.keyctl.Watch\",\"more\":true}", &b);
 		if (strstr(m, "\"type\":\"state\""))
@@ -383,7 +403,7 @@ TEST(stalled_watcher)
 
 	/* late reads everything: it keeps its slot past idle_usec, and the next Watch is refused.
 	 */
-	pump_for(150 * 1000);
+	pump_for(idle * 3 / 2);
 	reader = connect_raw();
 	expect_error(reader, "{\"method\":\"io.keyctl.Watch\",\"more\":true}",
 	             KEYCTL_ERROR_TOO_MANY_WATCHERS);
@@ -392,14 +412,13 @@ TEST(stalled_watcher)
 
 	/* Alone and never reading, a watcher is closed after idle_usec. */
 	send_str(reader, "{\"method\":\"io.keyctl.Watch\",\"more\":true}");
-	for (int i = 0; i < 100 && server_n_clients(server) > 0; i++)
+	for (int i = 0; i < 300 && server_n_clients(server) > 0; i++)
 		pump_for(10 * 1000);
 	ASSERT_EQ(server_n_clients(server), 0);
 	ASSERT_TRUE(at_eof(reader));
 	close(reader);
 	varlink_buffer_done(&b);
-	cfg.max_watchers = 0;
-	server_set_limits(server, &cfg);
+	server_set_limits(server, &base_cfg);
 }
 
 TEST(garbage_closes)
@@ -455,16 +474,19 @@ TEST(too_large_closes)
 
 TEST(half_message_times_out)
 {
-	int fd = connect_raw();
+	int fd;
 
+	set_idle_usec(100 * 1000);
+	fd = connect_raw();
 	send_raw(fd, "{\"method\":\"io.keyc", 18);
 	pump();
 	ASSERT_EQ(server_n_clients(server), 1);
-	usleep(150 * 1000); /* idle_usec is 100 ms in this test */
+	usleep(150 * 1000); /* idle_usec is 100 ms here */
 	ASSERT_TRUE(at_eof(fd));
 	pump();
 	ASSERT_EQ(server_n_clients(server), 0);
 	close(fd);
+	server_set_limits(server, &base_cfg);
 }
 
 TEST(slow_watcher_dropped)
@@ -705,11 +727,7 @@ TEST(reply_cache)
 
 int main(void)
 {
-	struct server_config cfg = {
-		.max_clients = 8,
-		.queue_max = 64 * 1024,
-		.idle_usec = 100 * 1000,
-	};
+	struct server_config cfg = base_cfg;
 
 	ASSERT_TRUE(mkdtemp(dir));
 	snprintf(sock_path, sizeof(sock_path), "%s/socket", dir);
