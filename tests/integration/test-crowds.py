@@ -22,7 +22,7 @@ import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 import varlink_raw as vr  # noqa: E402
-from testlib import check, wait_until, failures  # noqa: E402
+from testlib import bed_main, card_bed, check, daemon_running, wait_until  # noqa: E402
 
 KEYCTL_STATUS = os.environ['KEYCTL_STATUS']
 KEYCTL_NOTIFY = os.environ['KEYCTL_NOTIFY']
@@ -136,35 +136,16 @@ def test_notify_backoff(d, bus):
 
 
 def main():
-    try:
-        with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
-            key = kr.create_key(subkeys={'sig': 5, 'enc': 100, 'aut': 100})
-            kr.remove_primary_secret(key['fpr'])
-            pcscd.card(kr.card_profile(key, base='yubikey5nfc', serial=SERIAL))
-            pcscd.wait_card(True)
-            kr.stubs_from_card(key)
+    def body():
+        with card_bed({'sig': 5, 'enc': 100, 'aut': 100}, SERIAL) as (_, kr, _, _):
             d = Keyctld(kr.env, conf='[daemon]\nmax-watchers = 2\nclient-idle-sec = 60\n',
                         label='keyctld-crowds')
-            try:
-                check(d.start(), 'the daemon answers')
-                with kb.SessionBus() as bus:
-                    test_idle_crowd(d, bus)
-                    test_watch_cap(d)
-                    test_notify_backoff(d, bus)
-                check(d.alive(), 'the daemon ran through the crowds')
-            finally:
-                d.stop()
-                if failures:
-                    print('---- keyctld log (tail) ----')
-                    print(d.log()[-3000:])
-    except kb.BedUnavailable as e:
-        print(f'SKIP: test bed unavailable: {e}')
-        return 77
-    finally:
-        procs.stop_all()
-    check(not procs.leftovers(), 'no process left behind', procs.leftovers())
-    print(f'{len(failures)} failure(s)' if failures else 'all passed')
-    return 1 if failures else 0
+            with daemon_running(d, 'the daemon ran through the crowds'), \
+                    kb.SessionBus() as bus:
+                test_idle_crowd(d, bus)
+                test_watch_cap(d)
+                test_notify_backoff(d, bus)
+    return bed_main(body)
 
 
 if __name__ == '__main__':

@@ -24,11 +24,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import keyctlbed as kb  # noqa: E402
-from keyctlbed import procs  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 import varlink_raw as vr  # noqa: E402
-from testlib import check, wait_until, failures  # noqa: E402
+from testlib import bed_main, card_bed, check, wait_until, failures  # noqa: E402
 
 KEYCTL_STATUS = os.environ['KEYCTL_STATUS']
 SERIAL = '23456789'
@@ -204,24 +202,11 @@ def test_slow_keyring(kr, key):
 
 
 def main():
-    try:
-        with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
-            key = kr.create_key(subkeys={'sig': 5, 'enc': 100, 'aut': 100})
-            kr.remove_primary_secret(key['fpr'])
-            prof = kr.card_profile(key, base='yubikey5nfc', serial=SERIAL)
-            pcscd.card(prof)
-            pcscd.wait_card(True)
-            kr.stubs_from_card(key)
+    def body():
+        with card_bed({'sig': 5, 'enc': 100, 'aut': 100}, SERIAL) as (_, kr, key, _):
             test_first_answers(kr, key)
             test_slow_keyring(kr, key)
-    except kb.BedUnavailable as e:
-        print(f'SKIP: test bed unavailable: {e}')
-        return 77
-    finally:
-        procs.stop_all()
-    check(not procs.leftovers(), 'no process left behind', procs.leftovers())
-    print(f'{len(failures)} failure(s)' if failures else 'all passed')
-    return 1 if failures else 0
+    return bed_main(body)
 
 
 if __name__ == '__main__':

@@ -20,11 +20,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import keyctlbed as kb  # noqa: E402
-from keyctlbed import procs  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 import varlink_raw as vr  # noqa: E402
-from testlib import check, cpu_seconds, wait_until, failures  # noqa: E402
+from testlib import bed_main, card_bed, check, cpu_seconds, wait_until, failures  # noqa: E402
 
 SERIAL = '45678901'
 CONF = '[daemon]\nmax-clients = 4096\nmax-watchers = 4096\nclient-idle-sec = 60\n'
@@ -165,23 +163,12 @@ def main():
     if not os.path.exists('/usr/bin/prlimit'):
         print('SKIP: prlimit (util-linux) not installed')
         return 77
-    try:
-        with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
-            key = kr.create_key(subkeys={'sig': 100, 'enc': 100, 'aut': 100})
-            kr.remove_primary_secret(key['fpr'])
-            pcscd.card(kr.card_profile(key, base='yubikey5nfc', serial=SERIAL))
-            pcscd.wait_card(True)
-            kr.stubs_from_card(key)
+
+    def body():
+        with card_bed({'sig': 100, 'enc': 100, 'aut': 100}, SERIAL) as (_, kr, _, _):
             test_low_hard_limit(kr)
             test_limit_lowered(kr)
-    except kb.BedUnavailable as e:
-        print(f'SKIP: test bed unavailable: {e}')
-        return 77
-    finally:
-        procs.stop_all()
-    check(not procs.leftovers(), 'no process left behind', procs.leftovers())
-    print(f'{len(failures)} failure(s)' if failures else 'all passed')
-    return 1 if failures else 0
+    return bed_main(body)
 
 
 if __name__ == '__main__':

@@ -17,11 +17,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import keyctlbed as kb  # noqa: E402
-from keyctlbed import procs  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 import varlink_raw as vr  # noqa: E402
-from testlib import check, wait_until, failures  # noqa: E402
+from testlib import bed_main, card_bed, check, daemon_running, wait_until  # noqa: E402
 
 SERIAL = '45678901'
 BURST = 5000
@@ -111,36 +109,17 @@ def test_sighup(d, card):
 
 
 def main():
-    try:
-        with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
-            key = kr.create_key(subkeys={'sig': 100, 'enc': 100, 'aut': 100})
-            kr.remove_primary_secret(key['fpr'])
-            card = pcscd.card(kr.card_profile(key, base='yubikey5nfc', serial=SERIAL))
-            pcscd.wait_card(True)
-            kr.stubs_from_card(key)
+    def body():
+        with card_bed({'sig': 100, 'enc': 100, 'aut': 100}, SERIAL) as (_, kr, _, card):
             d = Keyctld(kr.env, conf='[daemon]\nclient-idle-sec = 60\n', label='keyctld-reload')
-            try:
-                check(d.start(), 'the daemon answers')
+            with daemon_running(d):
                 check(d.wait(lambda s: any(t['serial'] == SERIAL for t in s['tokens']), 30),
                       'it has read the card')
                 test_burst(d, card)
                 test_order(d)
                 test_many_callers(d)
                 test_sighup(d, card)
-                check(d.alive(), 'the daemon ran through it')
-            finally:
-                d.stop()
-                if failures:
-                    print('---- keyctld log (tail) ----')
-                    print(d.log()[-3000:])
-    except kb.BedUnavailable as e:
-        print(f'SKIP: test bed unavailable: {e}')
-        return 77
-    finally:
-        procs.stop_all()
-    check(not procs.leftovers(), 'no process left behind', procs.leftovers())
-    print(f'{len(failures)} failure(s)' if failures else 'all passed')
-    return 1 if failures else 0
+    return bed_main(body)
 
 
 if __name__ == '__main__':
