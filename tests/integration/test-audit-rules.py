@@ -74,7 +74,9 @@ def quiet(st, rule, why, **match):
     check(not fs, '%s quiet: %s' % (rule, why), [f['message'] for f in fs])
 
 
-def gone(dm, rule, why, timeout=15, **match):
+def gone(dm, rule, why, timeout=60, **match):
+    # A bound, not a wait: a finding clears as soon as the listing after the change is done,
+    # which on a machine running both legs' package builds took over 15 s once.
     t0 = time.monotonic()
     st = dm.wait_status(lambda s: not find(s, rule, **match), timeout=timeout)
     check(st is not None and not find(st, rule, **match),

@@ -124,6 +124,10 @@ class Daemon:
             procs.stop(self.proc)
             rc = self.proc.returncode
             self.proc = None
+            # The log goes with the temporary directory: what led to a failed check is shown
+            # now or never (a rare failure under load is read from this alone).
+            if failures:
+                print('---- %s log (tail) ----\n%s' % (os.path.basename(self.log), self.tail()))
             return rc
         return None
 
