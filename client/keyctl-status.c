@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * keyctl-status: asks keyctld for its state (io.keyctl.GetStatus) and prints it as a table for
- * people, as the reply's JSON, or as Prometheus text; or follows io.keyctl.Watch. Exits like a
+ * people, as the reply's JSON, or as Prometheus text; or follows io.keyctl.Watch; or acknowledges
+ * a finding (io.keyctl.Ack, Unack). Exits like a
  * monitoring plugin: 0 fine, 1 warning, 2 critical or expired, 3 unknown (no daemon, bad reply).
  *
  * Does not: read cards or the keyring itself (the daemon does), or judge levels: the daemon's
@@ -34,6 +35,7 @@ struct options {
 	bool watch, quiet, check_upstream;
 	int warn_days; /* -1: not given */
 	const char *socket;
+	const char *ack, *unack; /* a finding's id, or NULL */
 };
 
 static void help(void)
@@ -49,7 +51,12 @@ static void help(void)
 	       "  -q, --quiet            print nothing; only the exit code tells\n"
 	       "      --check-upstream   first ask the keyserver for the published copy of each\n"
 	       "                         owned and relied-on key (CheckUpstream; up to 30 s)\n"
-	       "      --color=WHEN       auto (default), always or never\n"
+	       "      --ack=FINDING-ID   acknowledge a finding (its id is in --json): it no "
+	       "longer\n"
+	       "                         counts until it changes for the worse or goes away\n"
+	       "      --unack=FINDING-ID undo --ack\n"
+	       "      --color[=WHEN]     auto (default), always (the same as a bare --color) or\n"
+	       "                         never\n"
 	       "      --socket=PATH      keyctld's socket (default $KEYCTL_SOCKET, else\n"
 	       "                         $XDG_RUNTIME_DIR/keyctl/socket)\n"
 	       "  -h, --help             show this help\n"
@@ -104,9 +111,10 @@ static int parse_format(const char *arg, enum format *ret)
 	return 0;
 }
 
+/* A bare --color is --color=always, as ls and grep take it. */
 static int parse_color(const char *arg, enum color_mode *ret)
 {
-	int v = option_word_value(color_words, arg);
+	int v = arg ? option_word_value(color_words, arg) : COLOR_ALWAYS;
 
 	if (v < 0) {
 		fprintf(stderr, "keyctl-status: --color wants auto, always or never, not '%s'\n",
@@ -135,20 +143,32 @@ static int parse_warn_days(const char *arg, int *ret)
 	return 0;
 }
 
+static int check_combinations(const struct options *o);
+
 /* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
 static int parse_argv(int argc, char **argv, struct options *o)
 {
-	enum { ARG_FORMAT = 0x100, ARG_WARN_DAYS, ARG_COLOR, ARG_SOCKET, ARG_CHECK_UPSTREAM };
+	enum {
+		ARG_FORMAT = 0x100,
+		ARG_WARN_DAYS,
+		ARG_COLOR,
+		ARG_SOCKET,
+		ARG_CHECK_UPSTREAM,
+		ARG_ACK,
+		ARG_UNACK,
+	};
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "format", required_argument, NULL, ARG_FORMAT },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "warn-days", required_argument, NULL, ARG_WARN_DAYS },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "color", required_argument, NULL, ARG_COLOR },
-		{ "colour", required_argument, NULL, ARG_COLOR },
+		{ "color", optional_argument, NULL, ARG_COLOR },
+		{ "colour", optional_argument, NULL, ARG_COLOR },
 		{ "socket", required_argument, NULL, ARG_SOCKET },
 		{ "check-upstream", no_argument, NULL, ARG_CHECK_UPSTREAM },
+		{ "ack", required_argument, NULL, ARG_ACK },
+		{ "unack", required_argument, NULL, ARG_UNACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{},
@@ -183,6 +203,12 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case ARG_CHECK_UPSTREAM:
 			o->check_upstream = true;
 			break;
+		case ARG_ACK:
+			o->ack = optarg;
+			break;
+		case ARG_UNACK:
+			o->unack = optarg;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -199,6 +225,22 @@ static int parse_argv(int argc, char **argv, struct options *o)
 
 	if (optind < argc) {
 		fprintf(stderr, "keyctl-status: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return check_combinations(o);
+}
+
+/* Options that make no sense together: said rather than one silently ignored. */
+static int check_combinations(const struct options *o)
+{
+	if (o->watch && o->quiet) {
+		fprintf(stderr, "keyctl-status: --quiet goes with a status (its exit code), not "
+		                "--watch, which only prints\n");
+		return -EINVAL;
+	}
+	if ((o->ack || o->unack) && (o->watch || o->check_upstream || (o->ack && o->unack))) {
+		fprintf(stderr, "keyctl-status: --ack and --unack go alone, without --unack, "
+		                "--ack, --watch or --check-upstream\n");
 		return -EINVAL;
 	}
 	if (o->watch && o->format == FORMAT_PROMETHEUS) {
@@ -424,6 +466,45 @@ static int run_check_upstream(const struct options *o, struct varlink_client *vc
 	return -EIO;
 }
 
+/* --ack and --unack: 0 done; 3 (unknown: the daemon refused or could not be asked) otherwise,
+ * "no finding ID" for an id no finding (or no ack) has. */
+static int run_ack(const struct options *o, struct varlink_client *vc)
+{
+	_cleanup_(json_object_putp) json_object *call = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *params = NULL;
+	_cleanup_(freep) char *error_name = NULL;
+	const char *id = o->ack ? o->ack : o->unack, *method = o->ack ? "Ack" : "Unack";
+	char full[64];
+	int r;
+
+	if (!call || varlink_json_add(call, "id", json_object_new_string(id)) < 0) {
+		fprintf(stderr, "keyctl-status: %s\n", strerror(ENOMEM));
+		return STATUS_EXIT_UNKNOWN;
+	}
+	snprintf(full, sizeof(full), "io.keyctl.%s", method);
+	r = varlink_client_call(vc, full, call, &params, &error_name);
+	if (r == 0)
+		return STATUS_EXIT_OK;
+	if (o->quiet)
+		return STATUS_EXIT_UNKNOWN;
+	if (r == 1 && error_name && streq(error_name, KEYCTL_ERROR_NO_SUCH_FINDING))
+		fprintf(stderr, "keyctl-status: no %sfinding %s\n", o->ack ? "" : "acknowledged ",
+		        id);
+	else if (r == 1 && error_name && streq(error_name, KEYCTL_ERROR_TOO_MANY_ACKS))
+		fprintf(stderr,
+		        "keyctl-status: keyctld keeps %d acknowledged findings already; "
+		        "--unack one first\n",
+		        ACKS_MAX);
+	else if (r == 1 && error_name && streq(error_name, VARLINK_ERROR_INVALID_PARAMETER))
+		fprintf(stderr,
+		        "keyctl-status: '%s' is not a finding id (see the \"id\" of each "
+		        "finding in keyctl-status --json)\n",
+		        id);
+	else
+		report_call_error(method, r, error_name);
+	return STATUS_EXIT_UNKNOWN;
+}
+
 /* Follows Watch until the daemon goes away (exit 3) or a signal ends us. The exit code of a
  * stream has no meaning beyond "it broke". */
 static int run_watch(const struct options *o, struct varlink_client *vc)
@@ -490,5 +571,7 @@ int main(int argc, char **argv)
 
 	if (o.check_upstream && run_check_upstream(&o, vc) < 0)
 		return STATUS_EXIT_UNKNOWN;
+	if (o.ack || o.unack)
+		return run_ack(&o, vc);
 	return o.watch ? run_watch(&o, vc) : run_status(&o, vc);
 }

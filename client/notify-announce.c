@@ -96,7 +96,8 @@ void announce_finding(struct app *a, const struct finding *f)
 	char id[NOTIFY_STATE_ID_MAX];
 	struct pending *p;
 
-	if (f->level < LEVEL_WARNING || f->level >= LEVEL_MAX || finding_is_expiry(f))
+	/* An acknowledged one has level ok already; a daemon of another version might not. */
+	if (f->acked || f->level < LEVEL_WARNING || f->level >= LEVEL_MAX || finding_is_expiry(f))
 		return;
 	announce_finding_id(id, sizeof(id), f);
 	if (notify_state_find(a->state, id, f->level) || popup_pending_has(a, id, f->level))

@@ -592,14 +592,21 @@ static void render_findings(const struct ctx *c, const struct finding *f, size_t
 	if (n == 0)
 		fputs("  none\n", c->out);
 	for (size_t i = 0; i < n; i++) {
-		const char *name = level_name(f[i].level);
+		/* An acknowledged one is information: dim, with the way back. */
+		const char *name = f[i].acked ? "acked" : level_name(f[i].level);
+		char id[FINDING_ID_MAX];
 
 		fputs("  ", c->out);
-		put_colored(c, table_level_color(f[i].level), name);
+		put_colored(c, f[i].acked ? SGR_DIM : table_level_color(f[i].level), name);
 		fprintf(c->out, "%*s", (int)(FINDING_INDENT - 2 - strlen(name)), "");
-		put_wrapped(c, NULL, f[i].message, FINDING_INDENT);
+		put_wrapped(c, f[i].acked ? SGR_DIM : NULL, f[i].message, FINDING_INDENT);
 		if (!isempty(f[i].hint))
 			put_hint(c, f[i].hint);
+		if (f[i].acked) {
+			finding_id(&f[i], id, sizeof(id));
+			fprintf(c->out, "%*sacknowledged; undo: keyctl-status --unack=%s\n",
+			        FINDING_INDENT, "", id);
+		}
 	}
 }
 

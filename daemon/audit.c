@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "audit-ack.h"
 #include "audit-internal.h"
 #include "audit.h"
 #include "card-openpgp.h"
@@ -648,6 +649,7 @@ int audit_run(const struct token *tokens, size_t n_tokens, const struct key *key
 		free(x.f);
 		return x.error;
 	}
+	audit_ack_run(x.f, x.n, x.daemon);
 	*ret = x.n > 0 ? x.f : (free(x.f), NULL);
 	*ret_n = x.n;
 	return 0;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The server's methods: io.keyctl (GetStatus, GetTokens, GetKeys, GetFindings, Reload,
- * CheckUpstream, Watch)
+ * CheckUpstream, Ack, Unack, Watch)
  * and org.varlink.service (GetInfo, GetInterfaceDescription), answered from the model's getters,
  * and the dispatch of one parsed call to them (client_process).
  *
- * Does not: read or write sockets (server.c queues what these build), or change the model.
+ * Does not: read or write sockets (server.c queues what these build), or change the model: Ack
+ * and Unack change the acks (ack-store.h) and have the model derive its findings again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ack-store.h"
 #include "codec.h"
 #include "config-build.h"
 #include "log.h"
@@ -163,6 +165,133 @@ static int method_check_upstream(struct client *c, const struct varlink_call *ca
 	return 0;
 }
 
+struct ack_param {
+	char id[FINDING_ID_MAX];
+};
+
+static const struct varlink_field ack_param_table[] = {
+	{ "id", VARLINK_STRING, VARLINK_MANDATORY, offsetof(struct ack_param, id),
+	  sizeof(((struct ack_param *)0)->id), NULL },
+	{},
+};
+
+/* The level of the finding with id among the model's, or -ENOENT. */
+static int finding_level(const struct model *m, const char *id)
+{
+	const struct finding *f;
+	size_t n = model_findings(m, &f);
+	char fid[FINDING_ID_MAX];
+	int level = -ENOENT;
+
+	for (size_t i = 0; i < n; i++) {
+		finding_id(&f[i], fid, sizeof(fid));
+		if (streq(fid, id))
+			level = MAX(level, (int)f[i].level);
+	}
+	return level;
+}
+
+/* Saves the acks after a change, or undoes it (undo) when they cannot be saved: an ack that would
+ * not survive a restart is refused. Then the findings are derived again with it. */
+static int acks_commit(struct client *c, const struct varlink_call *call, struct ack_store *s,
+                       void (*undo)(struct ack_store *s, const struct ack *old),
+                       const struct ack *old)
+{
+	int r = ack_store_save(s);
+
+	if (r < 0) {
+		undo(s, old);
+		log_warning_errno(r, "Failed to save %s: %m", s->path);
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
+		                                   strerror(-r));
+	}
+	r = model_update(c->server->model);
+	if (r < 0)
+		log_warning_errno(r, "Failed to apply the acknowledgements, ignoring: %m");
+	return call->oneway ? 0 : client_reply(c, NULL, false);
+}
+
+static void undo_add(struct ack_store *s, const struct ack *old)
+{
+	(void)ack_store_remove(s, old->id);
+}
+
+static void undo_remove(struct ack_store *s, const struct ack *old)
+{
+	(void)ack_store_add(s, old->id, old->level);
+}
+
+/* Ack and Unack's id, checked. Returns 1 with the store to change, else the call is answered
+ * already: that answer's 0 or -errno. */
+static int ack_call_begin(struct client *c, const struct varlink_call *call, struct ack_param *ap,
+                          struct ack_store **ret)
+{
+	if (!call->parameters ||
+	    varlink_dispatch(call->parameters, ack_param_table, 0, ap, NULL, NULL) < 0 ||
+	    !ack_id_valid(ap->id))
+		return call->oneway ? 0
+		                    : client_error(c, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
+		                                   "id");
+	*ret = ack_store_current();
+	if (!*ret)
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NOT_AVAILABLE, "reason",
+		                                   "acknowledgements are not kept: keyctld has no "
+		                                   "state directory");
+	return 1;
+}
+
+static int method_ack(struct client *c, const struct varlink_call *call)
+{
+	struct ack_param ap = {};
+	struct ack_store *s = NULL;
+	struct ack old = {};
+	int level, r;
+
+	r = ack_call_begin(c, call, &ap, &s);
+	if (r <= 0)
+		return r;
+	/* Acknowledged already: its level in the model is ok now, and the ack stands. */
+	if (ack_store_find(s, ap.id))
+		return call->oneway ? 0 : client_reply(c, NULL, false);
+	level = finding_level(c->server->model, ap.id);
+	if (level < 0)
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NO_SUCH_FINDING, "id", ap.id);
+	if (level == LEVEL_OK)
+		level = LEVEL_NOTICE;
+	r = ack_store_add(s, ap.id, (enum level)level);
+	if (r == -ENOSPC)
+		return call->oneway ? 0 : client_error_max(c, KEYCTL_ERROR_TOO_MANY_ACKS, ACKS_MAX);
+	if (r < 0)
+		return r;
+	strcpy_trunc(old.id, sizeof(old.id), ap.id);
+	return acks_commit(c, call, s, undo_add, &old);
+}
+
+static int method_unack(struct client *c, const struct varlink_call *call)
+{
+	struct ack_param ap = {};
+	struct ack_store *s = NULL;
+	const struct ack *a;
+	struct ack old;
+	int r;
+
+	r = ack_call_begin(c, call, &ap, &s);
+	if (r <= 0)
+		return r;
+	a = ack_store_find(s, ap.id);
+	if (!a)
+		return call->oneway ? 0
+		                    : client_error(c, KEYCTL_ERROR_NO_SUCH_FINDING, "id", ap.id);
+	old = *a;
+	r = ack_store_remove(s, ap.id);
+	if (r < 0)
+		return r;
+	return acks_commit(c, call, s, undo_remove, &old);
+}
+
 static int method_watch(struct client *c, const struct varlink_call *call)
 {
 	const struct model *m = c->server->model;
@@ -260,6 +389,8 @@ static const struct method methods[] = {
 	{ "io.keyctl.GetFindings", method_get_findings, false, true },
 	{ "io.keyctl.Reload", method_reload, true, true },
 	{ "io.keyctl.CheckUpstream", method_check_upstream, false, true },
+	{ "io.keyctl.Ack", method_ack, true, true },
+	{ "io.keyctl.Unack", method_unack, true, true },
 	{ "io.keyctl.Watch", method_watch, false, true },
 	{ "org.varlink.service.GetInfo", method_get_info, false, false },
 	{ "org.varlink.service.GetInterfaceDescription", method_get_interface_description, true,

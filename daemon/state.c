@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ack-store.h"
 #include "codec.h"
 #include "fileio.h"
 #include "log.h"
@@ -44,29 +45,20 @@ struct state {
 	pthread_cond_t cond; /* signalled when pending or stopping changes */
 	char *pending; /* under lock: the newest text, not yet taken by the writer */
 	bool stopping; /* under lock: write what is pending, then end */
+
+	struct ack_store *acks; /* the daemon's (ack_store_current()) */
 };
 
 int state_parse(const uint8_t *p, size_t n, struct token *ret, size_t max)
 {
 	_cleanup_(json_object_putp) json_object *o = NULL;
-	json_object *v, *tokens;
+	json_object *tokens;
 	size_t k;
 	int r;
 
-	if (n > STATE_FILE_MAX)
-		return -EMSGSIZE;
-	if (memchr(p, 0, n))
-		return -EBADMSG;
-	r = varlink_message_parse((const char *)p, n, &o);
+	r = codec_state_file(p, n, STATE_FILE_MAX, STATE_FORMAT_VERSION, "tokens", &o, &tokens);
 	if (r < 0)
 		return r;
-	if (!json_object_object_get_ex(o, "version", &v) ||
-	    !json_object_is_type(v, json_type_int) ||
-	    json_object_get_int64(v) != STATE_FORMAT_VERSION)
-		return -EBADMSG;
-	if (!json_object_object_get_ex(o, "tokens", &tokens) ||
-	    !json_object_is_type(tokens, json_type_array))
-		return -EBADMSG;
 	k = json_object_array_length(tokens);
 	if (k > max || k > TOKENS_MAX)
 		return -EMSGSIZE;
@@ -214,6 +206,15 @@ static void on_event(struct model *m, const struct model_event *ev, void *userda
 {
 	struct state *s = userdata;
 
+	/* An ack forgotten by the audit (its finding went away or got worse) goes with a finding
+	 * event. A few kilobytes, rarely: written here rather than by the tokens' writer. */
+	if ((ev->type == MODEL_FINDING_RAISED || ev->type == MODEL_FINDING_CLEARED) && s->acks &&
+	    s->acks->dirty) {
+		int r = ack_store_save(s->acks);
+
+		if (r < 0)
+			log_warning_errno(r, "Failed to save %s, ignoring: %m", s->acks->path);
+	}
 	if (ev->type != MODEL_TOKEN_ADDED && ev->type != MODEL_TOKEN_CHANGED &&
 	    ev->type != MODEL_TOKEN_REMOVED)
 		return;
@@ -227,6 +228,7 @@ int state_new(sd_event *e, struct model *m, const char *dir, char *ret_error, si
 	_cleanup_(state_freep) struct state *s = calloc(1, sizeof(*s));
 	_cleanup_(freep) uint8_t *buf = NULL;
 	_cleanup_(freep) struct token *tokens = NULL;
+	char ack_error[ERROR_TEXT_MAX + PATH_MAX];
 	size_t n = 0;
 	int r, k;
 
@@ -252,6 +254,13 @@ int state_new(sd_event *e, struct model *m, const char *dir, char *ret_error, si
 		for (int i = 0; i < k; i++)
 			(void)model_token_put(m, &tokens[i]);
 	}
+
+	r = ack_store_new(dir, ack_error, sizeof(ack_error), &s->acks);
+	if (r < 0)
+		return r;
+	if (*ack_error)
+		log_warning("Ignoring acknowledged findings: %s", ack_error);
+	ack_store_set_current(s->acks);
 
 	r = pthread_mutex_init(&s->lock, NULL);
 	if (r != 0)
@@ -305,6 +314,7 @@ struct state *state_free(struct state *s)
 		pthread_mutex_destroy(&s->lock);
 	}
 	free(s->pending);
+	s->acks = ack_store_free(s->acks);
 	free(s);
 	return NULL;
 }

@@ -6,6 +6,8 @@
  * ($STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/keyctl), written atomically after token
  * events, coalesced into one write per loop iteration (and one per burst while a write is still
  * under way). The write itself runs on a thread of its own: a slow disk never stalls the loop.
+ * It also holds the acknowledged findings (ack-store.h, acks.json beside tokens.json) and saves
+ * them when the audit forgot one.
  *
  * Does not: remember keys (the keyring is the truth for those) or notifications (the notifier's).
  */

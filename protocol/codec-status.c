@@ -23,12 +23,14 @@
 int codec_finding_to_json(const struct finding *f, json_object **ret)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	char id[FINDING_ID_MAX];
 
-	if (!o || put_str(o, "rule", f->rule) < 0 ||
+	finding_id(f, id, sizeof(id));
+	if (!o || put_str(o, "id", id) < 0 || put_str(o, "rule", f->rule) < 0 ||
 	    put_str(o, "level", level_to_string(f->level)) < 0 ||
 	    put_str(o, "message", f->message) < 0 || put_str(o, "key", f->key) < 0 ||
 	    put_str(o, "subkey", f->subkey) < 0 || put_str(o, "token", f->token) < 0 ||
-	    put_str(o, "hint", f->hint) < 0)
+	    put_str(o, "hint", f->hint) < 0 || (f->acked && put_bool(o, "acked", true) < 0))
 		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
@@ -42,6 +44,8 @@ static const struct varlink_field finding_table[] = {
 	F_STR(struct finding, subkey, M),
 	F_STR(struct finding, token, M),
 	F_STR(struct finding, hint, M),
+	/* "id" is derived from the fields above (finding_id()): not read. */
+	{ "acked", VARLINK_BOOL, N, offsetof(struct finding, acked), 0, NULL },
 	{},
 };
 

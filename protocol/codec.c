@@ -109,3 +109,27 @@ int codec_decode(json_object *obj, const struct varlink_field *table, void *ret,
 	}
 	return r;
 }
+
+int codec_state_file(const uint8_t *p, size_t n, size_t max, int64_t version, const char *field,
+                     json_object **ret_root, json_object **ret_array)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *v, *a;
+	int r;
+
+	if (n > max)
+		return -EMSGSIZE;
+	if (memchr(p, 0, n))
+		return -EBADMSG;
+	r = varlink_message_parse((const char *)p, n, &o);
+	if (r < 0)
+		return r;
+	if (!json_object_object_get_ex(o, "version", &v) ||
+	    !json_object_is_type(v, json_type_int) || json_object_get_int64(v) != version)
+		return -EBADMSG;
+	if (!json_object_object_get_ex(o, field, &a) || !json_object_is_type(a, json_type_array))
+		return -EBADMSG;
+	*ret_array = a;
+	*ret_root = TAKE_PTR(o);
+	return 0;
+}

@@ -106,6 +106,12 @@ int codec_event_to_json(enum event_type type, const struct token *token, const s
                         json_object **ret);
 int codec_event_from_json(json_object *params, struct keyctl_event *ret);
 
+/* A state file of ours: the JSON object {"version": version, field: [...]} of at most max bytes.
+ * Pure. Returns 0 with the object (*ret_root, to put) and its array (*ret_array, borrowed from
+ * it); -EMSGSIZE over max; -EBADMSG for a NUL, bad JSON, another version or no such array. */
+int codec_state_file(const uint8_t *p, size_t n, size_t max, int64_t version, const char *field,
+                     json_object **ret_root, json_object **ret_array);
+
 /* "2026-12-08T10:00:00Z" for epoch seconds (UTC). buf needs at least CODEC_TIME_MAX bytes. */
 #define CODEC_TIME_MAX 32
 int codec_format_time(int64_t t, char *buf, size_t size);

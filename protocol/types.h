@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util.h"
 
@@ -97,6 +98,9 @@ enum secret_location {
 #define KEYS_MAX 4096
 #define FINDINGS_MAX 1024
 #define THRESHOLDS_MAX 16
+/* A finding's id (finding_id()): "<rule>:<fingerprint>@<token>" at the longest, and its NUL. */
+#define FINDING_ID_MAX 192
+#define ACKS_MAX 256 /* acknowledged findings the daemon remembers */
 
 struct card_slot {
 	char fingerprint[FPR_HEX_MAX]; /* upper-case hex; "" when the slot is empty */
@@ -201,7 +205,26 @@ struct finding {
 	char subkey[FPR_HEX_MAX]; /* the subkey it names; "" when none */
 	char token[TOKEN_ID_MAX]; /* the token it names; "" when none */
 	char hint[FINDING_TEXT_MAX]; /* what to do: a command line or a sentence; "" when none */
+	/* Acknowledged by the user (keyctl-status --ack): level is then ok, the finding shown as
+	 * information only. */
+	bool acked;
 };
+
+/* Varlink errors of Ack and Unack. */
+#define KEYCTL_ERROR_NO_SUCH_FINDING "io.keyctl.NoSuchFinding"
+#define KEYCTL_ERROR_TOO_MANY_ACKS "io.keyctl.TooManyAcks"
+
+/* A finding's id, what keyctl-status --ack takes: its rule, then ":" and the fingerprint of the
+ * subkey (else of the key) it names, then "@" and the token it names when it names no subkey
+ * (a subkey's finding learns its token when the card is read: still the same finding). */
+static inline void finding_id(const struct finding *f, char *buf, size_t size)
+{
+	const char *fpr = !isempty(f->subkey) ? f->subkey : f->key;
+	const char *token = isempty(f->subkey) ? f->token : "";
+
+	(void)snprintf(buf, size, "%s%s%s%s%s", f->rule, isempty(fpr) ? "" : ":", fpr,
+	               isempty(token) ? "" : "@", token);
+}
 
 struct daemon_info {
 	char version[32];

@@ -325,6 +325,35 @@ def test_fake_daemon(tmp):
         os.unlink(path)
 
 
+def test_color_and_quiet_watch(tmp):
+    """Issue 31, item 6: a bare --color is --color=always (as ls and grep take it), with or
+    without NO_COLOR; --watch with --quiet is refused as a usage error (exit 3), said."""
+    path = os.path.join(tmp, "fake-color.sock")
+    d = FakeDaemon(path, reply("warning", "warning"))
+    env = {"KEYCTL_SOCKET": path}
+    try:
+        rc, out, err = run(["--color"], env)
+        check("bare --color colours", rc == 1 and "\033[1mTOKENS\033[0m" in out and err == "",
+              "rc=%d err=%r" % (rc, err))
+        rc, out, err = run(["--color"], dict(env, NO_COLOR="1"))
+        check("bare --color wins over NO_COLOR", rc == 1 and "\033[1mTOKENS\033[0m" in out,
+              "rc=%d err=%r" % (rc, err))
+        rc, out, err = run(["--colour"], env)
+        check("bare --colour colours", rc == 1 and "\033[1mTOKENS\033[0m" in out,
+              "rc=%d err=%r" % (rc, err))
+    finally:
+        d.close()
+        os.unlink(path)
+    for bad in (["--watch", "-q"], ["-q", "--watch"], ["-wq"], ["--watch", "--quiet", "--json"]):
+        rc, out, err = run(bad, {"KEYCTL_SOCKET": "/nonexistent"})
+        check("%s: usage error, exit 3" % " ".join(bad),
+              rc == 3 and out == "" and err == "keyctl-status: --quiet goes with a status (its "
+              "exit code), not --watch, which only prints\n", "rc=%d err=%r" % (rc, err))
+    rc, out, err = run(["--ack=x", "--watch"], {"KEYCTL_SOCKET": "/nonexistent"})
+    check("--ack with --watch: usage error, exit 3", rc == 3 and "--ack" in err,
+          "rc=%d err=%r" % (rc, err))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="keyctl-status-") as tmp:
         test_no_daemon(tmp)
@@ -332,6 +361,7 @@ def main():
         test_other_programs(tmp)
         test_options()
         test_fake_daemon(tmp)
+        test_color_and_quiet_watch(tmp)
     if FAILED:
         print("%d failed: %s" % (len(FAILED), ", ".join(FAILED)))
         return 1
