@@ -55,6 +55,9 @@ static gpgme_error_t on_data(void *opaque, const void *data, size_t len)
 	return 0;
 }
 
+/* dirmngr's answer (ERR lines over Assuan) as -errno. -EHOSTUNREACH: it could not reach the
+ * server, whatever the layer (DNS, routing, connection, its own "No keyserver available"):
+ * offline, never "not published". -ENOENT only for an answer saying there is no key. */
 static int map_error(gpgme_error_t e)
 {
 	switch (gpgme_err_code(e)) {
@@ -71,10 +74,21 @@ static int map_error(gpgme_error_t e)
 		return -EHOSTDOWN;
 	case GPG_ERR_NO_KEYSERVER:
 	case GPG_ERR_ECONNREFUSED:
+	case GPG_ERR_ECONNRESET:
 	case GPG_ERR_EHOSTUNREACH:
+	case GPG_ERR_EHOSTDOWN:
 	case GPG_ERR_ENETUNREACH:
+	case GPG_ERR_ENETDOWN:
+	case GPG_ERR_EADDRNOTAVAIL:
+	case GPG_ERR_EAGAIN: /* getaddrinfo's EAI_AGAIN: no nameserver answered */
+	case GPG_ERR_TRY_LATER: /* dirmngr's word for a resolver's temporary failure */
 	case GPG_ERR_UNKNOWN_HOST:
 	case GPG_ERR_NO_NAME:
+	case GPG_ERR_SERVER_FAILED: /* the nameserver's SERVFAIL, or EAI_FAIL */
+	case GPG_ERR_DNS_UNKNOWN:
+	case GPG_ERR_DNS_NO_ANSWER:
+	case GPG_ERR_DNS_CLOSED:
+	case GPG_ERR_DNS_TIMEOUT:
 		return -EHOSTUNREACH;
 	default:
 		return -EIO;
@@ -136,9 +150,14 @@ static int dirmngr_get(const char *sock, const char *cmd, const char *source, st
 	}
 	if (e || op) {
 		gpgme_error_t x = e ? e : op;
+		int r = map_error(x);
 
-		snprintf(err, errsize, "dirmngr: %s", gpgme_strerror(x));
-		return map_error(x);
+		if (r == -EHOSTUNREACH || r == -ETIMEDOUT)
+			snprintf(err, errsize, "could not reach %s (dirmngr: %s)", source,
+			         gpgme_strerror(x));
+		else
+			snprintf(err, errsize, "dirmngr: %s", gpgme_strerror(x));
+		return r;
 	}
 	return 0;
 }
@@ -182,6 +201,7 @@ int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool
 {
 	struct fetch f = {};
 	char sock[PATH_MAX] = "", cmd[32 + UPSTREAM_MAIL_MAX], why[ERROR_TEXT_MAX] = "";
+	char source[64 + UPSTREAM_MAIL_MAX];
 	char m[UPSTREAM_MAIL_MAX];
 	const char *domain = strchr(mail, '@');
 	int r;
@@ -197,12 +217,15 @@ int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool
 	if (r < 0)
 		return r;
 	snprintf(cmd, sizeof(cmd), "WKD_GET -- %s", mail);
-	r = dirmngr_get(sock, cmd, "the Web Key Directory", &f, why, sizeof(why));
+	snprintf(source, sizeof(source), "the Web Key Directory of %s", domain);
+	r = dirmngr_get(sock, cmd, source, &f, why, sizeof(why));
 	if (r == -ENOENT || (r == 0 && f.n == 0)) {
 		snprintf(err, errsize, "the Web Key Directory of %s has no key for %s", domain,
 		         mail);
 		r = -ENOENT;
-	} else if (r < 0)
+	} else if (r == -EHOSTUNREACH || r == -ETIMEDOUT || r == -EMSGSIZE)
+		strcpy_trunc(err, errsize, why); /* names the directory already */
+	else if (r < 0)
 		snprintf(err, errsize, "the Web Key Directory of %s: %s", domain, why);
 	if (r == 0)
 		r = upstream_read_key(f.buf, f.n, fpr, ret, err, errsize);

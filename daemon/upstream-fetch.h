@@ -22,7 +22,8 @@
  * user's own gpg too (dirmngr.socket starts it outside instead). Blocking: runs on a worker thread,
  * whose waiter bounds it (watch-upstream.c). On success *ret holds the published key (key_done()).
  * Returns 0; -ENOENT when the keyserver has no such key; -EMSGSIZE over UPSTREAM_DATA_MAX;
- * -EHOSTDOWN when dirmngr cannot be reached; -EHOSTUNREACH when the keyserver cannot;
+ * -EHOSTDOWN when dirmngr cannot be reached; -EHOSTUNREACH when the keyserver cannot (DNS,
+ * routing, connection: err says "could not reach the keyserver", which counts as offline);
  * -ETIMEDOUT; -EBADMSG (not a key) or -EXDEV (another key) from upstream_read_key(); err says
  * which.
  */
@@ -32,7 +33,8 @@ int upstream_fetch(const char *home, const char *fpr, bool launch, struct key *r
 /*
  * The same through the Web Key Directory of mail's domain (dirmngr's `WKD_GET -- MAIL`: the
  * https server of openpgpkey.DOMAIN or DOMAIN, as dirmngr finds it) for the key fpr. -ENOENT also
- * when the directory serves keys for mail but not fpr; -EINVAL when mail is no address.
+ * when the directory serves keys for mail but not fpr; -EHOSTUNREACH ("could not reach the Web Key
+ * Directory of DOMAIN") when it cannot be reached; -EINVAL when mail is no address.
  */
 int upstream_fetch_wkd(const char *home, const char *mail, const char *fpr, bool launch,
                        struct key *ret, char *err, size_t errsize);

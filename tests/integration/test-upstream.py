@@ -15,7 +15,7 @@ Cases: a relied-on key revoked upstream (critical key-revoked-upstream, hint gpg
 copy lacks a subkey (warning key-stale-upstream, hint gpg --send-keys), an owned key not
 published (nothing above info), an answer holding another key, garbage, an answer over 1 MiB, a revoked key published
 under 5,000 certifications by unknown keys (the 2019 certificate flooding),
-the keyserver down, and a keyserver that does not answer within the bound (KEYCTL_UPSTREAM_TIMEOUT).
+the keyserver down ("could not reach the keyserver", nothing said unpublished), and a keyserver that does not answer within the bound (KEYCTL_UPSTREAM_TIMEOUT).
 After each check the user's keyring (pubring.kbx, public-keys.d) is byte for byte what it was.
 """
 import hashlib
@@ -357,6 +357,16 @@ def case_down(dm, ks, user, k):
               f['key'] not in (k['bob'], k['carol'], k['alice'], k['erin'], k['frank'],
                                k['grace'])]
     check(not raised, 'keyserver down: nothing new raised', raised)
+    check('could not reach the keyserver' in st['daemon'].get('upstream_error', ''),
+          'keyserver down: "could not reach the keyserver": %s'
+          % st['daemon'].get('upstream_error'))
+    # Dave's key was not published at the first check; now nobody could say either way.
+    dave = {x['fingerprint']: x for x in st.get('keys', [])}.get(k['dave'], {})
+    check(dave.get('upstream_error', '').startswith('could not reach the keyserver'),
+          'keyserver down: the unpublished key says the keyserver was not reached, not that '
+          'it has no copy: %s' % dave.get('upstream_error'))
+    check('not published' not in json.dumps(st.get('keys', [])),
+          'keyserver down: no key said "not published"')
     check(keyring_bytes(user.home) == before, 'down: the keyring is unchanged')
 
 

@@ -45,6 +45,7 @@ static char home_seen[PATH_MAX + 1];
 static unsigned gpgconf_runs, ends;
 static bool refuse_apdu; /* scdaemon will not pass APDUs: the GETATTR path */
 static char disp_name[1000];
+static gpgme_error_t fetch_err; /* dirmngr's ERR to KS_GET and WKD_GET, 0: an empty answer */
 
 int __wrap_gpgconf_run(const char *home, const char *a1, const char *a2, char *out, size_t size)
 {
@@ -97,7 +98,9 @@ gpgme_error_t __wrap_gpgme_op_assuan_transact_ext(gpgme_ctx_t ctx, const char *c
 		data_cb(data_v, answer + n / 2, n - n / 2);
 	} else if (strcmp(cmd, "SCD GETATTR DISP-NAME") == 0)
 		status_cb(status_v, "DISP-NAME", disp_name);
-	else if (strncmp(cmd, "KS_GET -- 0x", 12) != 0 && strncmp(cmd, "SCD GETATTR ", 12) != 0)
+	else if (strncmp(cmd, "KS_GET -- 0x", 12) == 0 || strncmp(cmd, "WKD_GET -- ", 11) == 0)
+		*op_err = fetch_err;
+	else if (strncmp(cmd, "SCD GETATTR ", 12) != 0)
 		TEST_FAIL("unexpected command %s", cmd);
 	/* END: what gpgme passes after the last D line (engine-assuan.c, llass_status_handler). */
 	data_cb(data_v, NULL, 0);
@@ -181,6 +184,37 @@ TEST(upstream_data_ends_with_null)
 	ASSERT_STREQ(home_seen, home);
 }
 
+/* dirmngr's words for a server out of reach (DNS, routing, connection) are offline, never "no
+ * key"; its words for no key are. */
+TEST(upstream_unreachable_is_not_unpublished)
+{
+	static const gpgme_err_code_t offline[] = {
+		GPG_ERR_ECONNREFUSED, GPG_ERR_EHOSTUNREACH,  GPG_ERR_ENETUNREACH,
+		GPG_ERR_NO_KEYSERVER, GPG_ERR_SERVER_FAILED, GPG_ERR_NO_NAME,
+		GPG_ERR_UNKNOWN_HOST, GPG_ERR_EAGAIN,        GPG_ERR_DNS_TIMEOUT,
+		GPG_ERR_TRY_LATER,
+	};
+	struct key k;
+	char err[ERROR_TEXT_MAX], home[] = "/tmp/keyctl-seam-home";
+
+	for (size_t i = 0; i < ELEMENTSOF(offline); i++) {
+		fetch_err = gpg_error(offline[i]);
+		ASSERT_ERR(upstream_fetch(home, FPR, false, &k, err, sizeof(err)), EHOSTUNREACH);
+		ASSERT_TRUE(strncmp(err, "could not reach the keyserver (dirmngr: ", 40) == 0);
+		ASSERT_ERR(upstream_fetch_wkd(home, "alice@example.org", FPR, false, &k, err,
+		                              sizeof(err)),
+		           EHOSTUNREACH);
+		ASSERT_TRUE(strncmp(err, "could not reach the Web Key Directory of example.org",
+		                    52) == 0);
+	}
+	fetch_err = gpg_error(GPG_ERR_NO_DATA);
+	ASSERT_ERR(upstream_fetch(home, FPR, false, &k, err, sizeof(err)), ENOENT);
+	ASSERT_ERR(upstream_fetch_wkd(home, "alice@example.org", FPR, false, &k, err, sizeof(err)),
+	           ENOENT);
+	ASSERT_STREQ(err, "the Web Key Directory of example.org has no key for alice@example.org");
+	fetch_err = 0;
+}
+
 static void on_done(struct upstream_watch *w, bool full, void *userdata)
 {
 	*(bool *)userdata = true;
@@ -252,6 +286,7 @@ int main(void)
 	RUN(scd_apdu_data_ends_with_null);
 	RUN(scd_disp_name_too_long);
 	RUN(upstream_data_ends_with_null);
+	RUN(upstream_unreachable_is_not_unpublished);
 	RUN(upstream_watch_keeps_the_whole_home);
 	RUN(socket_too_long_said_so);
 	close(fd);
