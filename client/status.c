@@ -59,5 +59,9 @@ int status_exit_code(const struct daemon_info *d, const struct key *keys, size_t
 	for (size_t i = 0; i < n_findings; i++)
 		r = MAX(r, level_exit(findings[i].level));
 
+	/* A keyring the daemon never managed to list: its keys' state is unknown, not merely old.
+	 * What is known to be critical (a card's finding) still says so. */
+	if (d && d->keyring_stale && d->keyring_refreshed == 0 && r < STATUS_EXIT_CRITICAL)
+		r = STATUS_EXIT_UNKNOWN;
 	return r;
 }

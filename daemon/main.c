@@ -43,6 +43,9 @@
 
 #define START_BOUND_USEC (10ull * 1000000ull)
 
+/* keyctld(8), EXIT STATUS: another keyctld of this user serves the socket already. */
+#define EXIT_ALREADY_RUNNING 2
+
 /* What the start waits for; each is cleared once. */
 enum {
 	START_KEYRING = 1u << 0,
@@ -60,7 +63,7 @@ static void help(void)
 	       "Watches hardware tokens (YubiKey, Nitrokey, OpenPGP cards) and the GnuPG keys on\n"
 	       "them, and answers keyctl-status and keyctl-notify over Varlink.\n\n"
 	       "  -h --help              Show this help and exit\n"
-	       "     --version           Show the version and exit\n"
+	       "  -V --version           Show the version and exit\n"
 	       "  -f --foreground        Log to stderr even under systemd (keyctld never forks)\n"
 	       "  -c --config=PATH       Configuration file (default:\n"
 	       "                         $XDG_CONFIG_HOME/keyctl/keyctl.conf)\n"
@@ -70,9 +73,9 @@ static void help(void)
 
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_LOG_LEVEL };
+	enum { ARG_LOG_LEVEL = 0x100 };
 	static const struct option options[] = { { "help", no_argument, NULL, 'h' },
-		                                 { "version", no_argument, NULL, ARG_VERSION },
+		                                 { "version", no_argument, NULL, 'V' },
 		                                 { "foreground", no_argument, NULL, 'f' },
 		                                 { "config", required_argument, NULL, 'c' },
 		                                 { "log-level", required_argument, NULL,
@@ -80,12 +83,12 @@ static int parse_argv(int argc, char **argv)
 		                                 {} };
 	int c;
 
-	while ((c = getopt_long(argc, argv, "hfc:", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "hVfc:", options, NULL)) >= 0) {
 		switch (c) {
 		case 'h':
 			help();
 			return 0;
-		case ARG_VERSION:
+		case 'V':
 			printf("keyctld %s\n", PACKAGE_VERSION);
 			return 0;
 		case 'f':
@@ -269,6 +272,17 @@ static int derive(struct model *m, void *userdata)
 	return 0;
 }
 
+/* What the start's end may say: "keyring listed" only after a listing that worked (a failed
+ * one was logged as it failed, in on_keyring() or start_keyring()). */
+static const char *start_words(const struct daemon *d)
+{
+	const struct daemon_info *i = model_daemon_info(d->model);
+
+	return i->keyring_refreshed && !i->keyring_stale
+	               ? "keyring listed, tokens present read"
+	               : "tokens present read, keyring not listed (see above)";
+}
+
 /* Answers from now on: parked calls go out, systemd hears READY=1. */
 static void daemon_ready(struct daemon *d)
 {
@@ -281,8 +295,8 @@ static void daemon_ready(struct daemon *d)
 	/* READY=1 before the first reply: whoever got an answer may count on systemd's word. */
 	if (d->start_pending == 0) {
 		d->start_timer = sd_event_source_disable_unref(d->start_timer);
-		log_info("Ready after %" PRIu64 " ms: keyring listed, tokens present read",
-		         (t - d->start_usec) / 1000u);
+		log_info("Ready after %" PRIu64 " ms: %s", (t - d->start_usec) / 1000u,
+		         start_words(d));
 		(void)sd_notify(false, "READY=1\nSTATUS=Watching tokens and keys");
 	} else {
 		log_warning("Still starting after %" PRIu64 " s, answering anyway: %s",
@@ -307,7 +321,7 @@ static void start_done(struct daemon *d, unsigned bit)
 		return;
 	}
 	if (d->start_pending == 0) {
-		log_info("Start complete: keyring listed, tokens present read");
+		log_info("Start complete: %s", start_words(d));
 		(void)sd_notify(false, "STATUS=Watching tokens and keys");
 	}
 	(void)model_update(d->model);
@@ -502,6 +516,9 @@ static int start_server(struct daemon *d)
 	int r;
 
 	r = server_new(d->event, d->model, &scfg, &d->server);
+	/* Said by server-socket.c, which knows the path, the holder and what to set. */
+	if (r == -ENXIO || r == -EADDRINUSE || r == -EBUSY || r == -EEXIST || r == -ENAMETOOLONG)
+		return r;
 	if (r < 0)
 		return log_error_errno(r, "Failed to listen on the Varlink socket: %m");
 	server_set_reload_handler(d->server, daemon_reload_request, d);
@@ -696,7 +713,7 @@ int main(int argc, char **argv)
 	r = daemon_start(&d);
 	if (r < 0) {
 		daemon_stop(&d);
-		return EXIT_FAILURE;
+		return r == -EADDRINUSE ? EXIT_ALREADY_RUNNING : EXIT_FAILURE;
 	}
 
 	(void)sd_notify(false, "STATUS=Starting: listing the keyring, reading tokens");

@@ -3,7 +3,8 @@
  * The server's listening socket: one systemd passed (socket activation), or ours in
  * $XDG_RUNTIME_DIR/keyctl/ (a private directory we own, the socket created 0600 from the start),
  * replacing a stale socket file nobody answers on but never a live daemon's. A path longer than a
- * sockaddr_un takes is refused by name, logged here where the limit is known.
+ * sockaddr_un takes, a missing XDG_RUNTIME_DIR and a live holder (its pid asked with SO_PEERCRED)
+ * are refused by name, logged here where the path is known.
  *
  * Does not: accept or serve connections (server.c).
  */
@@ -49,17 +50,61 @@ int server_socket_take_passed(struct server *srv)
 	return 1;
 }
 
-/* A socket file nobody answers on is stale and may go; one that answers is another daemon. */
+/* Who listens on path: 1 and its credentials (pid 0 when its backlog is full, so that no
+ * connection was made to ask), 0 when nobody does (ECONNREFUSED: a stale socket file). */
+static int socket_holder(const char *path, struct ucred *ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_(closep) int fd = -1;
+	socklen_t l = sizeof(*ret);
+
+	*ret = (struct ucred){ .uid = (uid_t)-1 };
+	if (strcpy_bounded(sa.sun_path, sizeof(sa.sun_path), path) < 0)
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return errno == EAGAIN || errno == EINPROGRESS ? 1 : 0;
+	/* The listener's credentials, as they were at its listen() (unix(7)). */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, ret, &l) < 0)
+		*ret = (struct ucred){ .uid = (uid_t)-1 };
+	return 1;
+}
+
+/* A socket file nobody answers on is stale and may go; one that answers is another daemon:
+ * -EADDRINUSE when it is this user's (keyctld already running), -EBUSY when not. Logged here,
+ * where the path and the holder are known. */
 static int socket_unlink_stale(const char *path)
 {
+	struct ucred cred;
 	struct stat st;
+	int r;
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
+	if (!S_ISSOCK(st.st_mode)) {
+		log_error("%s exists and is not a socket; remove it, or set [daemon] socket in "
+		          "keyctl.conf to another path",
+		          path);
 		return -EEXIST;
-	if (unix_socket_answers(path))
+	}
+	r = socket_holder(path, &cred);
+	if (r < 0)
+		return r;
+	if (r > 0 && (cred.uid == getuid() || cred.pid == 0)) {
+		if (cred.pid > 0)
+			log_error("keyctld is already running (pid %d) on %s", (int)cred.pid, path);
+		else
+			log_error("keyctld is already running on %s", path);
 		return -EADDRINUSE;
+	}
+	if (r > 0) {
+		log_error("%s is served by pid %d of uid %u, not by this user; set [daemon] socket "
+		          "in keyctl.conf to another path",
+		          path, (int)cred.pid, (unsigned)cred.uid);
+		return -EBUSY;
+	}
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
@@ -120,8 +165,14 @@ int server_socket_default_path(char *buf, size_t size)
 	struct stat st;
 	int n, r;
 
-	if (isempty(rt) || rt[0] != '/')
+	if (isempty(rt) || rt[0] != '/') {
+		log_error(
+		        "XDG_RUNTIME_DIR is %s: keyctld cannot tell where to make its socket; set "
+		        "it (a private directory of this user, such as /run/user/%u), or [daemon] "
+		        "socket in keyctl.conf",
+		        isempty(rt) ? "not set" : "not an absolute path", (unsigned)getuid());
 		return -ENXIO;
+	}
 	/* Checked before the directory is made: nothing is left behind for a path refused. */
 	n = snprintf(buf, size, "%s/keyctl/socket", rt);
 	if (n < 0 || (size_t)n >= size)

@@ -1,16 +1,22 @@
 #!/usr/bin/python3
-# keyctld as a process: --help/--version, configuration refusals, readiness and stopping through
-# a real NOTIFY_SOCKET, SIGTERM/SIGINT exit codes and latency, SIGHUP with a broken file.
+# keyctld as a process: --help/--version/-V, configuration refusals, readiness and stopping through
+# a real NOTIFY_SOCKET, SIGTERM/SIGINT exit codes and latency, SIGHUP with a broken file; the
+# socket's refusals said with the path and what to do (no XDG_RUNTIME_DIR; a second keyctld, exit
+# 2 naming the first one's pid; a stale socket replaced); a GnuPG home never read: no "keyring
+# listed" in the log, keyctl-status exit 3 (issue 31, items 5 and 6).
 import os, signal, socket, subprocess, sys, tempfile, time
 from testlib import check, failures, wait_until
 
 KEYCTLD = os.environ['KEYCTLD']
+KEYCTL_STATUS = os.environ.get('KEYCTL_STATUS', '')
 
 
 class Daemon:
     """keyctld with a private XDG tree and a notify socket; stopped by pid whatever happens."""
 
-    def __init__(self, tmp, conf=None, args=()):
+    def __init__(self, tmp, conf=None, args=(), runtime=None, env_drop=(), gnupghome_file=False):
+        """runtime: another daemon's XDG_RUNTIME_DIR; env_drop: variables left out;
+        gnupghome_file: GNUPGHOME is a regular file, which no listing can read."""
         self.tmp = tmp
         cfgdir = os.path.join(tmp, 'config', 'keyctl')
         os.makedirs(cfgdir, exist_ok=True)
@@ -25,11 +31,19 @@ class Daemon:
         self.notify.bind(self.notify_path)
         env = dict(os.environ, NOTIFY_SOCKET=self.notify_path,
                    XDG_CONFIG_HOME=os.path.join(tmp, 'config'), XDG_STATE_HOME=os.path.join(tmp, 'state'),
-                   XDG_RUNTIME_DIR=os.path.join(tmp, 'runtime'),
+                   XDG_RUNTIME_DIR=runtime or os.path.join(tmp, 'runtime'),
                    GNUPGHOME=os.path.join(tmp, 'gnupg'),
                    PCSCLITE_CSOCK_NAME=os.path.join(tmp, 'no-pcscd', 'pcscd.comm'))
         env.pop('JOURNAL_STREAM', None)
-        os.makedirs(env['GNUPGHOME'], mode=0o700, exist_ok=True)
+        for k in env_drop:
+            env.pop(k, None)
+        if gnupghome_file:
+            with open(env['GNUPGHOME'], 'w') as f:
+                f.write('not a directory\n')
+        else:
+            os.makedirs(env['GNUPGHOME'], mode=0o700, exist_ok=True)
+        self.env = env
+        self.socket = os.path.join(env.get('XDG_RUNTIME_DIR', ''), 'keyctl', 'socket')
         self.stderr_path = os.path.join(tmp, 'stderr')
         self.stderr = open(self.stderr_path, 'w')
         self.proc = subprocess.Popen([KEYCTLD] + list(args), env=env, stderr=self.stderr,
@@ -82,6 +96,9 @@ def test_cli():
     r = run(['--version'])
     check(r.returncode == 0 and r.stdout.startswith('keyctld ') and
           r.stdout.strip().split()[1][0].isdigit(), '--version prints "keyctld VERSION", exit 0')
+    r = run(['-V'])
+    check(r.returncode == 0 and r.stdout.startswith('keyctld ') and
+          r.stdout == run(['--version']).stdout, '-V is --version')
     r = run(['--help'])
     check(r.returncode == 0 and 'Usage: keyctld' in r.stdout and '--foreground' in r.stdout,
           '--help prints usage with --foreground, exit 0')
@@ -190,7 +207,74 @@ def test_unknown_key_warns_and_reload():
             d.stop()
 
 
+def test_no_runtime_dir():
+    with tempfile.TemporaryDirectory(prefix='keyctl-it-') as tmp:
+        d = Daemon(tmp, env_drop=('XDG_RUNTIME_DIR',))
+        try:
+            rc = d.proc.wait(timeout=10)
+            log = d.log()
+            check(rc == 1 and 'XDG_RUNTIME_DIR is not set' in log and '[daemon] socket' in log,
+                  'no XDG_RUNTIME_DIR: exit 1, said with what to set (exit %s)' % rc, log)
+            check('No such device or address' not in log, 'no bare ENXIO', log)
+        finally:
+            d.stop()
+
+
+def test_second_instance():
+    with tempfile.TemporaryDirectory(prefix='keyctl-it-') as tmp:
+        os.makedirs(os.path.join(tmp, 'b'))
+        os.makedirs(os.path.join(tmp, 'c'))
+        first = Daemon(tmp)
+        second = third = None
+        try:
+            ok, seen = first.wait_for('READY=1')
+            check(ok, 'the first keyctld is ready (%s)' % seen)
+            second = Daemon(os.path.join(tmp, 'b'), runtime=os.path.join(tmp, 'runtime'))
+            rc = second.proc.wait(timeout=10)
+            log = second.log()
+            want = 'keyctld is already running (pid %d) on %s' % (first.proc.pid, first.socket)
+            check(rc == 2 and want in log,
+                  'a second keyctld: exit 2, "%s" (exit %s)' % (want, rc), log)
+            check('Address already in use' not in log, 'no bare EADDRINUSE', log)
+            check(first.proc.poll() is None and os.path.exists(first.socket),
+                  'the first keyctld still runs, its socket still there')
+            # Killed: its socket file stays, nobody listens; the next start replaces it.
+            first.proc.kill()
+            first.proc.wait()
+            check(os.path.exists(first.socket), 'a killed keyctld leaves its socket file')
+            third = Daemon(os.path.join(tmp, 'c'), runtime=os.path.join(tmp, 'runtime'))
+            ok, seen = third.wait_for('READY=1')
+            check(ok and third.proc.poll() is None,
+                  'a stale socket file is replaced: the next keyctld serves', third.log())
+        finally:
+            for d in (first, second, third):
+                if d:
+                    d.stop()
+
+
+def test_keyring_never_read():
+    with tempfile.TemporaryDirectory(prefix='keyctl-it-') as tmp:
+        d = Daemon(tmp, gnupghome_file=True)
+        try:
+            ok, seen = d.wait_for('READY=1', timeout=15)
+            check(ok, 'GNUPGHOME a file: keyctld still gets ready (%s)' % seen)
+            log = d.log()
+            check('Keyring listing failed' in log and 'keyring listed' not in log,
+                  'a failed listing is said, "keyring listed" is not', log)
+            if KEYCTL_STATUS:
+                r = subprocess.run([KEYCTL_STATUS, '--socket', d.socket], env=d.env,
+                                   capture_output=True, text=True, timeout=30)
+                check(r.returncode == 3,
+                      'a GnuPG home never read: keyctl-status exits 3 (got %d)' % r.returncode,
+                      r.stdout + r.stderr)
+        finally:
+            d.stop()
+
+
 test_cli()
+test_no_runtime_dir()
+test_second_instance()
+test_keyring_never_read()
 test_ready_and_signal(signal.SIGTERM)
 test_ready_and_signal(signal.SIGINT)
 test_bad_config()

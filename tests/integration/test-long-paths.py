@@ -134,6 +134,8 @@ def test_socket_limit():
     # Exactly at the limit: served, and keyctl-status reaches it.
     rt = padded_dir(base, SUN_PATH - 1 - tail)
     os.makedirs(rt, mode=0o700)
+    # A home it can list: one never listed makes keyctl-status exit 3 (unknown), as unreached.
+    os.makedirs(os.path.join(base, 'gnupg'), mode=0o700, exist_ok=True)
     d = Keyctld({'PCSCLITE_CSOCK_NAME': os.path.join(base, 'no-pcscd', 'pcscd.comm'),
                  'GNUPGHOME': os.path.join(base, 'gnupg')},
                 extra_env={'XDG_RUNTIME_DIR': rt})

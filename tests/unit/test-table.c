@@ -613,6 +613,15 @@ TEST(exit_code)
 	/* A stale keyring is a warning: what is shown may be old. */
 	x.d.keyring_stale = true;
 	ASSERT_EQ(status_exit_code(&x.d, x.keys, 1, NULL, 0, NOW, -1), STATUS_EXIT_WARNING);
+	/* Never listed at all: unknown, unless something known is critical. */
+	x.d.keyring_refreshed = 0;
+	ASSERT_EQ(status_exit_code(&x.d, x.keys, 1, NULL, 0, NOW, -1), STATUS_EXIT_UNKNOWN);
+	ASSERT_EQ(status_exit_code(&x.d, NULL, 0, NULL, 0, NOW, -1), STATUS_EXIT_UNKNOWN);
+	x.findings[0].level = LEVEL_CRITICAL;
+	ASSERT_EQ(status_exit_code(&x.d, NULL, 0, &x.findings[0], 1, NOW, -1),
+	          STATUS_EXIT_CRITICAL);
+	x.findings[0].level = LEVEL_WARNING;
+	x.d.keyring_refreshed = NOW - 120;
 	x.d.keyring_stale = false;
 
 	/* Findings alone: notice 0, warning 1, critical 2. */
