@@ -677,6 +677,27 @@ TEST(superseded)
 	ASSERT_FALSE(strstr(p, "keyctl_subkey_expiry_days{key=\"B0B0"));
 }
 
+/* An acknowledged finding (level ok, acked): dim "acked" with the way back, no exit code. */
+TEST(acked)
+{
+	struct fixture x;
+	_cleanup_(freep) char *s = NULL, *c = NULL;
+
+	fixture_init(&x);
+	ASSERT_OK(setenv("COLUMNS", "100", 1));
+	x.findings[0].level = LEVEL_OK;
+	x.findings[0].acked = true;
+	strcpy_trunc(x.findings[0].key, sizeof(x.findings[0].key), ALICE);
+	strcpy_trunc(x.findings[0].subkey, sizeof(x.findings[0].subkey), ALICE_S);
+	s = render_table(&x, 0, 0, 1, false);
+	ASSERT_TRUE(strstr(s, "  acked     Subkey 7A3B9C1D2E3F4A5B of Alice Example") != NULL);
+	ASSERT_TRUE(strstr(s, "            acknowledged; undo: keyctl-status "
+	                      "--unack=subkey-expiring:" ALICE_S "\n") != NULL);
+	c = render_table(&x, 0, 0, 1, true);
+	ASSERT_TRUE(strstr(c, "\033[2macked\033[0m") != NULL);
+	ASSERT_EQ(status_exit_code(&x.d, NULL, 0, x.findings, 1, NOW, -1), STATUS_EXIT_OK);
+}
+
 TEST(helpers)
 {
 	char buf[64];
@@ -793,6 +814,7 @@ int main(void)
 	tzset();
 	RUN(days);
 	RUN(helpers);
+	RUN(acked);
 	RUN(table_plain);
 	RUN(table_color);
 	RUN(table_width);
