@@ -147,14 +147,33 @@ struct finding *audit_add(struct ctx *x, const char *rule, enum level level, con
 	return f;
 }
 
+/*
+ * The hint must run where the user reads it, or say where it runs: someone else's key (no secret
+ * part here, tracked or relied on) only its owner can renew, so ours is to fetch the renewal they
+ * may have published; an own key whose primary secret is offline (sec#, the usual card setup) is
+ * renewed on the machine that holds it, and gpg here would answer "No secret key".
+ */
 void audit_hint_set_expire(const struct key *k, const struct subkey *s, const char *period,
                            char *buf, size_t size)
 {
-	if (s->is_primary)
-		audit_textf(buf, size, "gpg --quick-set-expire %s %s", k->fingerprint, period);
+	const char *place = k->subkeys[0].secret == SECRET_NONE
+	                            ? "On the machine that holds the primary key: "
+	                            : "";
+
+	if (!k->has_secret)
+		audit_textf(buf, size, "gpg --refresh-keys %s", k->fingerprint);
+	else if (s->is_primary)
+		audit_textf(buf, size, "%sgpg --quick-set-expire %s %s", place, k->fingerprint,
+		            period);
 	else
-		audit_textf(buf, size, "gpg --quick-set-expire %s %s %s", k->fingerprint, period,
-		            s->fingerprint);
+		audit_textf(buf, size, "%sgpg --quick-set-expire %s %s %s", place, k->fingerprint,
+		            period, s->fingerprint);
+}
+
+/* The end of an expiry message about a key that is not the user's to renew. */
+static const char *renewer(const struct key *k)
+{
+	return k->has_secret ? "" : "; only its owner can renew it";
 }
 
 /* Another non-revoked, unexpired subkey that does at least what s does and lasts longer. With
@@ -230,34 +249,36 @@ static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const stru
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
-	audit_textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)%s",
+	audit_textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)%s%s",
 	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
-	            w.rel, w.date, git_signs_with(x, s) ? " (git signs with it)" : "");
+	            w.rel, w.date, git_signs_with(x, s) ? " (git signs with it)" : "", renewer(k));
 	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule *r,
                                                const struct key *k, const struct subkey *s)
 {
+	char when[EXPIRY_TEXT_MAX + 20];
 	struct expiry_words w;
 	struct finding *f;
 
-	if (s->level != LEVEL_EXPIRED || has_successor(k, s, true))
+	/* A subkey's successor does not stand in for an expired primary key. */
+	if (s->level != LEVEL_EXPIRED || (!s->is_primary && has_successor(k, s, true)))
 		return;
 	f = audit_add(x, r->id, LEVEL_CRITICAL, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
 	if (s->expires != 0)
-		audit_textf(f->message, sizeof(f->message),
-		            "%s 0x%s of %s%s %s (%s) and nothing replaces it", audit_subkey_role(s),
-		            audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc, w.rel,
-		            w.date);
+		audit_textf(when, sizeof(when), "%s (%s)", w.rel, w.date);
 	else
-		audit_textf(f->message, sizeof(f->message),
-		            "%s 0x%s of %s%s has expired and nothing replaces it",
-		            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k),
-		            w.loc);
+		audit_textf(when, sizeof(when), "has expired");
+	/* Nothing replaces a primary key: every subkey is unusable until it is renewed. */
+	audit_textf(f->message, sizeof(f->message), "%s 0x%s of %s%s %s%s%s", audit_subkey_role(s),
+	            audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc, when,
+	            s->is_primary ? ": none of its subkeys can be used until it is renewed"
+	                          : " and nothing replaces it",
+	            renewer(k));
 	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
@@ -303,28 +324,34 @@ static void rule_subkey_no_expiry(struct ctx *x, const struct rule *r, const str
 	expiry_words(x, s, &w);
 	audit_textf(f->message, sizeof(f->message),
 	            "%s 0x%s of %s%s never expires: an expiry date is the dead man's switch if the "
-	            "secret is lost",
-	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc);
+	            "secret is lost%s",
+	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
+	            renewer(k));
 	audit_hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
 }
 
+/* The validity (expiry less creation), as keyctl.conf(5) says: a subkey made for five years is
+ * too long-lived also in its last year. Without a creation time, from now. */
 static void rule_subkey_expiry_too_far(struct ctx *x, const struct rule *r, const struct key *k,
                                        const struct subkey *s)
 {
+	int64_t from = s->created > 0 ? s->created : x->now;
 	struct expiry_words w;
 	struct finding *f;
 
 	if (s->expiry_level == LEVEL_EXPIRED || s->expires == 0 || x->cfg->max_validity_days == 0 ||
-	    s->expires - x->now <= (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY)
+	    s->expires - from <= (int64_t)x->cfg->max_validity_days * SECONDS_PER_DAY)
 		return;
 	f = audit_add(x, r->id, LEVEL_NOTICE, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
 	audit_textf(f->message, sizeof(f->message),
-	            "%s 0x%s of %s%s expires %s (%s), more than %u days ahead",
+	            "%s 0x%s of %s%s is valid for %" PRId64 " days, more than %u: it expires %s "
+	            "(%s)%s",
 	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
-	            w.rel, w.date, x->cfg->max_validity_days);
+	            (s->expires - from + SECONDS_PER_DAY - 1) / SECONDS_PER_DAY,
+	            x->cfg->max_validity_days, w.rel, w.date, renewer(k));
 	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
@@ -533,37 +560,83 @@ static void rule_git_signing_key_unusable(struct ctx *x, const struct rule *r)
 	signing_hint(x, f, spec, &x->git, "git config --global user.signingkey");
 }
 
-/* Named revoked-default-key for its first case (a revoked or expired key); it covers every way
- * default-key can fail to give gpg a key to sign with. */
-static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
+/* What gpg.conf's default-key comes to, for the three rules about it: a revoked key (or signing
+ * subkey), an expired one, or none gpg can sign with here (not here, no secret, cannot sign). */
+enum default_trouble {
+	DEFAULT_FINE,
+	DEFAULT_REVOKED,
+	DEFAULT_EXPIRED,
+	DEFAULT_MISSING,
+};
+
+static enum default_trouble default_key_trouble(const struct ctx *x, char *spec, size_t size,
+                                                struct audit_signing *sg)
 {
-	char default_key[FINDING_TEXT_MAX];
+	const struct key *k;
+
+	if (isempty(x->daemon->default_key) || !x->daemon->keys_listed)
+		return DEFAULT_FINE;
+	audit_default_key(x->keys, x->n_keys, x->daemon->default_key, spec, size);
+	audit_resolve_signing(x->keys, x->n_keys, spec, sg);
+	k = sg->key;
+	if (sg->state == AUDIT_SIGN_USABLE)
+		return DEFAULT_FINE;
+	if ((k && k->revoked) || sg->state == AUDIT_SIGN_REVOKED)
+		return DEFAULT_REVOKED;
+	if ((k && audit_key_expired(k)) || sg->state == AUDIT_SIGN_EXPIRED)
+		return DEFAULT_EXPIRED;
+	return DEFAULT_MISSING;
+}
+
+/* The one finding of the default-key rule for want, when gpg.conf's default-key has that
+ * trouble: a whole key revoked or expired in its own words, else what the spec signs with. */
+static void default_key_rule(struct ctx *x, const struct rule *r, enum default_trouble want)
+{
+	char spec[FINDING_TEXT_MAX];
 	struct audit_signing sg;
 	const struct key *k;
 	struct finding *f;
 
-	if (isempty(x->daemon->default_key) || !x->daemon->keys_listed)
-		return;
-	audit_default_key(x->keys, x->n_keys, x->daemon->default_key, default_key,
-	                  sizeof(default_key));
-	audit_resolve_signing(x->keys, x->n_keys, default_key, &sg);
-	if (sg.state == AUDIT_SIGN_USABLE)
+	if (default_key_trouble(x, spec, sizeof(spec), &sg) != want)
 		return;
 	k = sg.key;
 	f = audit_add(x, r->id, LEVEL_WARNING, k, NULL, NULL);
 	if (!f)
 		return;
-	if (k && (k->revoked || k->expired || k->subkeys[0].expiry_level == LEVEL_EXPIRED)) {
+	if (want == DEFAULT_REVOKED && k->revoked) {
 		audit_textf(f->message, sizeof(f->message),
-		            "gpg.conf names %s (0x%s) as default-key, but that key is %s",
-		            audit_uid_or_fpr(k), audit_key_id(k->fingerprint),
-		            k->revoked ? "revoked" : "expired");
+		            "gpg.conf names %s (0x%s) as default-key, but that key is revoked",
+		            audit_uid_or_fpr(k), audit_key_id(k->fingerprint));
 		audit_textf(f->hint, sizeof(f->hint),
 		            "Point default-key in gpg.conf at a valid key, or remove the line");
 		return;
 	}
-	signing_message(f, "gpg.conf's default-key", default_key, &sg, "");
-	signing_hint(x, f, default_key, &sg, "point default-key in gpg.conf at");
+	if (want == DEFAULT_EXPIRED && audit_key_expired(k)) {
+		audit_textf(f->message, sizeof(f->message),
+		            "gpg.conf names %s (0x%s) as default-key, but that key has expired%s",
+		            audit_uid_or_fpr(k), audit_key_id(k->fingerprint), renewer(k));
+		/* The renewal of the primary key, whatever subkey the spec came to. */
+		sg.state = AUDIT_SIGN_EXPIRED;
+	} else {
+		signing_message(f, "gpg.conf's default-key", spec, &sg, "");
+	}
+	signing_hint(x, f, spec, &sg, "point default-key in gpg.conf at");
+}
+
+static void rule_revoked_default_key(struct ctx *x, const struct rule *r)
+{
+	default_key_rule(x, r, DEFAULT_REVOKED);
+}
+
+static void rule_default_key_expired(struct ctx *x, const struct rule *r)
+{
+	default_key_rule(x, r, DEFAULT_EXPIRED);
+}
+
+/* Not here, no secret part here, or no subkey that can sign. */
+static void rule_default_key_missing(struct ctx *x, const struct rule *r)
+{
+	default_key_rule(x, r, DEFAULT_MISSING);
 }
 
 /* Every rule, one row each; the order is the order of the findings. */
@@ -577,6 +650,8 @@ static const struct rule rules[] = {
 	{ "subkey-secret-on-disk", .key = rule_subkey_secret_on_disk },
 	{ "card-not-seen", .key = rule_card_not_seen },
 	{ "revoked-default-key", .keys_done = rule_revoked_default_key },
+	{ "default-key-expired", .keys_done = rule_default_key_expired },
+	{ "default-key-missing", .keys_done = rule_default_key_missing },
 	{ "git-signing-key-unusable", .keys_done = rule_git_signing_key_unusable },
 	{ "key-revoked-upstream", .keys_done = rule_key_revoked_upstream },
 	{ "key-stale-upstream", .keys_done = rule_key_stale_upstream },

@@ -7,10 +7,10 @@
  * Rule ids (stable, they cross the wire): subkey-expiring, subkey-expired-no-replacement,
  * replacement-not-on-card, subkey-no-expiry, subkey-expiry-too-far, primary-secret-on-disk,
  * subkey-secret-on-disk, revoked-key-on-card, expired-key-on-card, revoked-default-key,
- * pin-retries-low, admin-pin-retries-low, touch-off-signing, card-slot-unknown-key, backup-token,
- * card-not-seen, counter-went-down, scdaemon-ccid-conflict, git-signing-key-unusable,
- * card-key-no-stub, key-revoked-upstream, key-stale-upstream; of the daemon itself: pcsc-refused,
- * daemon-starting.
+ * default-key-expired, default-key-missing, pin-retries-low, admin-pin-retries-low,
+ * touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen, counter-went-down,
+ * scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub, key-revoked-upstream,
+ * key-stale-upstream; of the daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
 

@@ -24,6 +24,16 @@ card-key-no-stub: a card holding subkeys whose secrets were deleted and never le
 stubs) raises one per slot; gpg --card-status, the hint, writes the stubs and clears them.
 card-not-seen: the daemon remembers tokens across restarts (daemon/state.c), so a restart 31 days
 later (KEYCTL_TIME_OFFSET) without the card raises it, and one 29 days later does not.
+Hints that run: each hint a check above meets is run as its user would (testlib.run_hint)
+against a copy of the keyring it was made for, and must do what it says: gpg --quick-set-expire
+moves the expiry (for a key whose primary is offline, the hint says so: gpg refuses here, and
+it works on a copy taken before the primary left), gpg --refresh-keys / --recv-keys get as far
+as the keyserver (none reachable), git config sets what gpg then signs with, a default-key hint
+makes gpg --sign work, the offline backup and deletion leave sec#, and "key N" selects the
+finding's subkey. Hints no test can run are listed in HINT_NOT_RUN with the reason. A tracked
+key's expiry hint is gpg --refresh-keys and its message says only its owner can renew it;
+subkey-expiry-too-far judges the validity (Vic: made 400 days ago for 800); default-key's
+expired case is default-key-expired.
 Helpers come from test-daemon-keys.py. Every process is stopped by pid, also on failure.
 """
 import importlib.util
@@ -42,10 +52,48 @@ _spec.loader.exec_module(dk)
 
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs  # noqa: E402
+import testlib  # noqa: E402
 
 DAY = dk.DAY
 check = dk.check
 LEARN_HINT = 'gpg-connect-agent "scd serialno" "learn --force" /bye'
+
+
+# Hints with no command a test can run, and why; every other hint a test meets is run
+# (testlib.run_hint) against a copy of the keyring it was made for, and must do what it says.
+HINT_NOT_RUN = {
+    'pin-retries-low': 'gpg --card-edit, admin, passwd asks for PINs in pinentry, by hand; '
+                       'test_cards resets the counters through the bed instead',
+    'admin-pin-retries-low': 'advice ("do not guess"), no command',
+    'counter-went-down': 'advice, no command',
+    'touch-off-signing': 'ykman asks for the admin PIN, which this test card has locked to raise '
+                         'admin-pin-retries-low; test_cards turns touch on through the bed',
+    'revoked-key-on-card': '"key N" is a valid subkey the user picks, and keytocard needs the '
+                           'locked admin PIN',
+    'backup-token': 'learn --force rewrites the stubs from the inserted card, which keyctld '
+                    'reads at that moment; test_cards asserts nothing ran it',
+    'card-key-no-stub': 'gpg --card-status is run by test_card_key_no_stub on the real home, '
+                        'which asserts the finding clears',
+    'card-not-seen': '"key N", "revkey" revokes a subkey the user picks',
+}
+HINT_KINDS = set()  # the kinds run, to check each was
+OFFLINE_HOMES = {}  # fpr -> a copy of the home taken before its primary secret was removed
+
+
+def hint_runs(home, f):
+    """The finding's hint run as its user would (testlib.run_hint), or why it cannot be."""
+    if not f.get('hint'):
+        return
+    r = testlib.run_hint(home, f['hint'], subkey=f.get('subkey'),
+                         primary_home=OFFLINE_HOMES.get(f.get('key')))
+    if not r.ran:
+        why = HINT_NOT_RUN.get(f['rule'])
+        check(why is not None, 'hint of %s not run: %s' % (f['rule'], why or r.why),
+              f['hint'])
+        return
+    HINT_KINDS.add(r.kind + (' offline' if testlib.OFFLINE in f['hint'] else ''))
+    check(r.ok, 'hint of %s runs (%s): %s' % (f['rule'], r.kind, r.why),
+          '%s\n%s' % (f['hint'], r.out[-1500:]))
 
 
 def find(st, rule, **match):
@@ -66,6 +114,8 @@ def fires(dm, rule, words=(), level=None, hint=None, timeout=15, **match):
                                                      for k, v in match.items()),
                                      f.get('message', 'none')),
           '%d findings; level %s; hint %r' % (len(fs), f.get('level'), f.get('hint')))
+    if f:
+        hint_runs(dm.env['GNUPGHOME'], f)
     return f
 
 
@@ -111,11 +161,24 @@ def test_keys(pcscd):
         rex = kr.create_key(uid='Rex Revoked <rex@example.org>', subkeys={'sig': 100})
         revoke_key(kr, rex['fpr'])
         write_gpg_conf(kr, rex['fpr'])
+        # Pia: her own key, primary offline (sec#) as with a card; the offline machine is a copy
+        # of the home taken before the primary secret left.
+        pia = kr.create_key(uid='Pia Offline <pia@example.org>', subkeys={'sig': 5})
+        OFFLINE_HOMES[pia['fpr']] = testlib.copy_home(kr.home)
+        kr.remove_primary_secret(pia['fpr'])
+        # Tom: someone else's key, tracked; only he can renew it.
+        with kb.Keyring() as other:
+            tom = other.create_key(uid='Tom Tracked <tom@example.net>', subkeys={'sig': 5})
+            kr.import_keys(other.export(tom['fpr']))
+        # Vic: a subkey made 400 days ago for 800 days: 400 days left, but valid for 800.
+        vic = kr.create_key(uid='Vic Validity <vic@example.org>', subkeys={'sig': 400},
+                            created=int(time.time()) - 400 * DAY)
 
-        dm = dk.Daemon(kr.env).start()
+        dm = dk.Daemon(kr.env, conf='[keyring]\ntrack = %s\n' % tom['fpr']).start()
         try:
-            st = dm.wait_status(lambda s: len(s['keys']) >= 3)
-            check(st and len(st['keys']) == 4, 'keys: Alice, Bob, Carol and revoked Rex listed')
+            st = dm.wait_status(lambda s: len(s['keys']) >= 7)
+            check(st and len(st['keys']) == 7,
+                  'keys: Alice, Bob, Carol, revoked Rex, Pia, tracked Tom and Vic listed')
 
             # Fire.
             fires(dm, 'subkey-expiring', ('Signing subkey', alice['sig'][-16:],
@@ -129,10 +192,22 @@ def test_keys(pcscd):
             fires(dm, 'subkey-no-expiry', ('Authentication subkey', 'never expires'), 'notice',
                   'gpg --quick-set-expire %s 2y %s' % (alice['fpr'], alice['aut']),
                   subkey=alice['aut'])
+            # Bob's key was made 35 days ago (his expired subkey): valid for 1035 days.
             fires(dm, 'subkey-expiry-too-far', ('Signing subkey', 'Bob Tester',
-                                                'expires in 1000 days',
-                                                'more than 730 days ahead'), 'notice',
+                                                'is valid for 1035 days, more than 730',
+                                                'expires in 1000 days'), 'notice',
                   subkey=bob['sig'])
+            fires(dm, 'subkey-expiry-too-far', ('Vic Validity', 'is valid for 80',
+                                                'more than 730'), 'notice',
+                  subkey=vic['sig'])
+            fires(dm, 'subkey-expiring', ('Pia Offline', 'expires in 5 days'), 'warning',
+                  testlib.OFFLINE + 'gpg --quick-set-expire %s 1y %s' % (pia['fpr'], pia['sig']),
+                  subkey=pia['sig'])
+            f = fires(dm, 'subkey-expiring', ('Tom Tracked', 'expires in 5 days',
+                                              'only its owner can renew it'), 'warning',
+                      'gpg --refresh-keys %s' % tom['fpr'], subkey=tom['sig'])
+            check('quick-set-expire' not in f.get('hint', 'quick-set-expire'),
+                  "the tracked key's hint does not renew it here: %s" % f.get('hint'))
             fires(dm, 'primary-secret-on-disk', ("secret primary key of Alice Tester",
                                                  "on this computer's disk"), 'notice',
                   'gpg --delete-secret-keys %s!' % alice['fpr'], key=alice['fpr'])
@@ -149,7 +224,7 @@ def test_keys(pcscd):
                   subkey=bob['enc'])
             quiet(st, 'subkey-no-expiry', 'subkeys that expire', key=bob['fpr'],
                   subkey=bob['sig'])
-            quiet(st, 'subkey-expiry-too-far', 'a subkey 400 days ahead (max 730)',
+            quiet(st, 'subkey-expiry-too-far', 'a subkey valid for 400 days (max 730)',
                   subkey=bob['enc2'])
             quiet(st, 'primary-secret-on-disk', 'sec# (primary secret removed)',
                   key=carol['fpr'])
@@ -322,20 +397,32 @@ def agrees(dm, kr, repo, why, words=(), hint=None):
     if hint is not None:
         check(fs and hint in fs[0]['hint'], '%s: the hint says %r: %r' %
               (why, hint, fs[0]['hint'] if fs else None))
+    if fs:
+        hint_runs(kr.home, fs[0])
     return signer, fs[0] if fs else None
 
 
-def default_key_agrees(dm, kr, lines, why):
-    """revoked-default-key fires exactly when gpg --sign with gpg.conf's lines cannot sign."""
+DEFAULT_KEY_RULES = ('revoked-default-key', 'default-key-expired', 'default-key-missing')
+
+
+def default_key_agrees(dm, kr, lines, why, rule=None):
+    """A default-key rule fires exactly when gpg --sign with gpg.conf's lines cannot sign: rule
+    (one of DEFAULT_KEY_RULES) and no other."""
     with open(os.path.join(kr.home, 'gpg.conf'), 'w') as f:
         f.write('no-auto-check-trustdb\n' + ''.join('default-key %s\n' % x for x in lines))
     signer = gpg_signer(kr)
     time.sleep(2)  # the change read (a quiet rule must not pass on the view from before)
-    st = dm.wait_status(lambda s: bool(find(s, 'revoked-default-key')) == (not signer),
-                        timeout=15)
-    fs = find(st, 'revoked-default-key')
-    check(bool(fs) == (not signer), '%s: gpg --sign signs with %s; keyctld: %s' %
-          (why, signer, fs[0]['message'] if fs else 'no finding'))
+
+    def default_findings(s):
+        return [f for r in DEFAULT_KEY_RULES for f in find(s, r)]
+    st = dm.wait_status(lambda s: bool(default_findings(s)) == (not signer), timeout=15)
+    fs = default_findings(st)
+    check(bool(fs) == (not signer) and (not fs or rule is None or
+                                        [f['rule'] for f in fs] == [rule]),
+          '%s: gpg --sign signs with %s; keyctld: %s' %
+          (why, signer, ['%s: %s' % (f['rule'], f['message']) for f in fs] or 'no finding'))
+    for f in fs:
+        hint_runs(kr.home, f)
     return signer
 
 
@@ -404,7 +491,8 @@ def test_git_gpg_real():
             check(s == alice['sig'], 'gpg signs with Alice: %s' % s)
             s = default_key_agrees(dm, kr, [alice['fpr'], bob['fpr']], 'Alice, then Bob')
             check(s == bob['sig2'], 'gpg signs with Bob, the last: %s' % s)
-            s = default_key_agrees(dm, kr, [alice['fpr'], carol['fpr']], 'Alice, then Carol')
+            s = default_key_agrees(dm, kr, [alice['fpr'], carol['fpr']], 'Alice, then Carol',
+                                   'default-key-expired')
             check(s is None, 'gpg takes Carol and cannot sign: %s' % s)
             s = default_key_agrees(dm, kr, [alice['fpr'], rex['fpr']], 'Alice, then revoked')
             check(s == alice['sig'], 'gpg passes over the revoked key: %s' % s)
@@ -609,6 +697,10 @@ def main():
         test_card_not_seen(pcscd)
     with kb.Pcscd() as pcscd:
         test_card_key_no_stub(pcscd)
+    want = {'set-expire', 'set-expire offline', 'keyserver', 'git-config', 'default-key',
+            'offline-primary', 'edit-key'}
+    check(HINT_KINDS == want, 'every kind of hint the suite meets was run: %s' %
+          sorted(HINT_KINDS), 'not run: %s' % sorted(want - HINT_KINDS))
     check(not procs.leftovers(), 'no process left running: %s' % procs.leftovers())
     return 1 if dk.failures else 0
 

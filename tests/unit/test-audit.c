@@ -219,7 +219,10 @@ TEST(subkey_expiring)
 	ASSERT_EQ(f->level, LEVEL_WARNING);
 	ASSERT_STREQ(f->message, "Signing subkey 0x123FE942CEC8B16E of Alice <alice@example.org> "
 	                         "on YubiKey #12345678 expires in 6 days (2026-12-09)");
-	ASSERT_STREQ(f->hint, "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG);
+	/* The primary secret is offline (sec#): gpg here cannot renew, the hint says where. */
+	ASSERT_STREQ(f->hint,
+	             "On the machine that holds the primary key: gpg --quick-set-expire " FPR_PRI
+	             " 1y " FPR_SIG);
 	ASSERT_STREQ(f->key, FPR_PRI);
 	ASSERT_STREQ(f->subkey, FPR_SIG);
 	/* the message names the token: so does the finding */
@@ -363,7 +366,9 @@ TEST(subkey_no_expiry)
 	w.subs[0].expires = 0;
 	world_run(&w, NULL);
 	expect_only(&w, "subkey-no-expiry", 1);
-	ASSERT_STREQ(w.f[0].hint, "gpg --quick-set-expire " FPR_PRI " 2y");
+	ASSERT_STREQ(w.f[0].hint,
+	             "On the machine that holds the primary key: gpg --quick-set-expire " FPR_PRI
+	             " 2y");
 	/* Quiet on a revoked subkey without expiry. */
 	world_reset(&w);
 	w.subs[3].expires = 0;
@@ -379,11 +384,28 @@ TEST(subkey_expiry_too_far)
 	struct world w;
 
 	world_init(&w);
+	w.subs[1].created = NOW;
 	w.subs[1].expires = NOW + 731 * DAY;
 	world_run(&w, NULL);
 	expect_only(&w, "subkey-expiry-too-far", 1);
 	ASSERT_STREQ(w.f[0].subkey, FPR_SIG);
+	/* The validity counts (expiry less creation), not the time left: made 400 days ago for 800
+	 * days, 400 are left. */
+	w.subs[1].created = NOW - 400 * DAY;
+	w.subs[1].expires = NOW + 400 * DAY;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiry-too-far", 1);
+	ASSERT_STREQ(w.f[0].message,
+	             "Signing subkey 0x123FE942CEC8B16E of Alice <alice@example.org> "
+	             "on YubiKey #12345678 is valid for 800 days, more than 730: it "
+	             "expires in 400 days (2028-01-07)");
+	/* Made 100 days ago for 730 days: 630 left, within the limit. */
+	w.subs[1].created = NOW - 100 * DAY;
+	w.subs[1].expires = NOW + 630 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(w.n, 0);
 	/* Quiet at exactly the limit, and with the rule switched off. */
+	w.subs[1].created = NOW;
 	w.subs[1].expires = NOW + 730 * DAY;
 	world_run(&w, NULL);
 	ASSERT_EQ(w.n, 0);
@@ -473,12 +495,12 @@ TEST(revoked_default_key)
 	expect_only(&w, "revoked-default-key", 1);
 	/* A default-key that names no key here: gpg cannot sign by default either. */
 	world_run(&w, "bob@example.org");
-	expect_only(&w, "revoked-default-key", 1);
+	expect_only(&w, "default-key-missing", 1);
 	ASSERT_STREQ(w.f[0].message, "gpg.conf's default-key (bob@example.org) names no key with a "
 	                             "secret part on this computer");
 	ASSERT_STREQ(w.f[0].hint, "point default-key in gpg.conf at NEWFPR");
 	world_run(&w, "0x0000000000000001");
-	expect_only(&w, "revoked-default-key", 1);
+	expect_only(&w, "default-key-missing", 1);
 	/* Quiet: none. */
 	world_run(&w, NULL);
 	ASSERT_EQ(w.n, 0);
@@ -498,7 +520,7 @@ TEST(default_key_unusable)
 	w.subs[1].secret = SECRET_NONE;
 	w.tokens[0].openpgp.slots[SLOT_SIGN].fingerprint[0] = 0;
 	world_run(&w, "alice@example.org");
-	expect_only(&w, "revoked-default-key", 1);
+	expect_only(&w, "default-key-missing", 1);
 	ASSERT_EQ(w.f[0].level, LEVEL_WARNING);
 	ASSERT_STREQ(w.f[0].message,
 	             "gpg.conf's default-key (alice@example.org) signs with Signing subkey "
@@ -509,7 +531,85 @@ TEST(default_key_unusable)
 	/* Quiet: the secret is on disk. */
 	w.subs[1].secret = SECRET_DISK;
 	world_run(&w, "alice@example.org");
+	ASSERT_EQ(count(&w, "default-key-missing"), 0);
+	world_done(&w);
+}
+
+/* An expired default key is its own rule, not revoked-default-key's: with its own words and the
+ * renewal as the hint. */
+TEST(default_key_expired)
+{
+	struct world w;
+
+	world_init(&w);
+	memset(w.tokens[0].openpgp.slots, 0, sizeof(w.tokens[0].openpgp.slots));
+	w.subs[0].expires = NOW - 3 * DAY;
+	world_run(&w, "alice@example.org");
+	ASSERT_EQ(count(&w, "default-key-expired"), 1);
 	ASSERT_EQ(count(&w, "revoked-default-key"), 0);
+	ASSERT_STREQ(
+	        get(&w, "default-key-expired")->message,
+	        "gpg.conf names Alice <alice@example.org> (0xB82E9F4BA59A4309) as default-key, but "
+	        "that key has expired");
+	ASSERT_STREQ(get(&w, "default-key-expired")->hint,
+	             "On the machine that holds the primary key: gpg --quick-set-expire " FPR_PRI
+	             " 1y; or point default-key in gpg.conf at NEWFPR");
+	/* The expired primary's own finding says what an expired primary means. */
+	ASSERT_STREQ(
+	        get(&w, "subkey-expired-no-replacement")->message,
+	        "Primary key 0xB82E9F4BA59A4309 of Alice <alice@example.org> expired 3 days ago "
+	        "(2026-11-30): none of its subkeys can be used until it is renewed");
+	/* Only the signing subkey expired: the default key still names it. */
+	world_reset(&w);
+	w.tokens[0].openpgp.slots[SLOT_SIGN].fingerprint[0] = 0;
+	w.subs[1].expires = NOW - DAY;
+	world_run(&w, FPR_PRI);
+	ASSERT_EQ(count(&w, "default-key-expired"), 1);
+	ASSERT_TRUE(strstr(get(&w, "default-key-expired")->message,
+	                   "signs with Signing subkey 0x123FE942CEC8B16E") != NULL);
+	ASSERT_EQ(count(&w, "default-key-missing") + count(&w, "revoked-default-key"), 0);
+	world_done(&w);
+}
+
+/* Someone else's key (tracked, no secret part here): only its owner renews it, so the hint
+ * fetches the renewal and the message says why. An own key with its primary on disk: the plain
+ * command, which runs here. */
+TEST(expiry_hint_whose_key)
+{
+	struct world w;
+	const struct finding *f;
+
+	world_init(&w);
+	w.n_tokens = 0;
+	for (size_t i = 0; i < WORLD_SUBS; i++)
+		w.subs[i].secret = SECRET_NONE;
+	w.key.has_secret = false;
+	w.key.tracked = true;
+	w.subs[1].expires = NOW + 2 * DAY;
+	world_run(&w, NULL);
+	expect_only(&w, "subkey-expiring", 1);
+	f = get(&w, "subkey-expiring");
+	ASSERT_STREQ(f->message, "Signing subkey 0x123FE942CEC8B16E of Alice <alice@example.org> "
+	                         "expires in 2 days (2026-12-05); only its owner can renew it");
+	ASSERT_STREQ(f->hint, "gpg --refresh-keys " FPR_PRI);
+	w.subs[1].expires = NOW - 2 * DAY;
+	world_run(&w, NULL);
+	f = get(&w, "subkey-expired-no-replacement");
+	ASSERT_TRUE(strstr(f->message, "nothing replaces it; only its owner can renew it") != NULL);
+	ASSERT_STREQ(f->hint, "gpg --refresh-keys " FPR_PRI);
+
+	world_reset(&w);
+	w.subs[0].secret = SECRET_DISK;
+	w.subs[1].expires = NOW + 6 * DAY;
+	world_run(&w, NULL);
+	ASSERT_STREQ(get(&w, "subkey-expiring")->hint,
+	             "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG);
+	ASSERT_TRUE(strstr(get(&w, "subkey-expiring")->message, "owner") == NULL);
+	/* The primary on a card: gpg here renews with it inserted. */
+	w.subs[0].secret = SECRET_CARD;
+	world_run(&w, NULL);
+	ASSERT_STREQ(get(&w, "subkey-expiring")->hint,
+	             "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG);
 	world_done(&w);
 }
 
@@ -575,8 +675,9 @@ TEST(git_signing_key)
 	ASSERT_STREQ(f->message, "git's user.signingkey (CEC8B16E) signs with Signing subkey "
 	                         "0x123FE942CEC8B16E of Alice <alice@example.org>, which has "
 	                         "expired: git cannot sign commits");
-	ASSERT_STREQ(f->hint, "gpg --quick-set-expire " FPR_PRI " 1y " FPR_SIG
-	                      "; or git config --global user.signingkey NEWFPR");
+	ASSERT_STREQ(f->hint,
+	             "On the machine that holds the primary key: gpg --quick-set-expire " FPR_PRI
+	             " 1y " FPR_SIG "; or git config --global user.signingkey NEWFPR");
 	ASSERT_STREQ(f->key, FPR_PRI);
 	ASSERT_STREQ(f->subkey, FPR_SIG);
 
@@ -646,8 +747,8 @@ TEST(default_key_lines)
 	 * key (the last line) and cannot sign. */
 	w.subs[1].expires = NOW - DAY;
 	world_run(&w, "0x0000000000000001\n" FPR_PRI);
-	ASSERT_EQ(count(&w, "revoked-default-key"), 1);
-	ASSERT_TRUE(strstr(get(&w, "revoked-default-key")->message,
+	ASSERT_EQ(count(&w, "default-key-expired"), 1);
+	ASSERT_TRUE(strstr(get(&w, "default-key-expired")->message,
 	                   "(" FPR_PRI ") signs with Signing subkey") != NULL);
 	/* A revoked key is passed over; when every line is, gpg ignores them: the last is named. */
 	world_reset(&w);
@@ -900,6 +1001,16 @@ TEST(expired_key_one_finding)
 	world_run(&w, NULL);
 	expect_only(&w, "subkey-expired-no-replacement", 1);
 	ASSERT_STREQ(w.f[0].subkey, FPR_PRI);
+	/* Nothing ever replaces a primary key: the message does not say so. */
+	ASSERT_STREQ(w.f[0].message, "Primary key 0xB82E9F4BA59A4309 of Alice <alice@example.org> "
+	                             "expired 10 days ago (2026-11-23): none of its subkeys can be "
+	                             "used until it is renewed");
+	/* A primary that can sign is not replaced by a signing subkey that outlives it. */
+	w.subs[0].capabilities |= CAP_SIGN;
+	w.subs[1].expires = NOW + 100 * DAY;
+	world_run(&w, NULL);
+	ASSERT_EQ(count(&w, "subkey-expired-no-replacement"), 1);
+	ASSERT_STREQ(get(&w, "subkey-expired-no-replacement")->subkey, FPR_PRI);
 	world_done(&w);
 }
 
@@ -1112,6 +1223,8 @@ int main(void)
 	RUN(key_on_card_revoked_expired);
 	RUN(revoked_default_key);
 	RUN(default_key_unusable);
+	RUN(default_key_expired);
+	RUN(expiry_hint_whose_key);
 	RUN(git_signing_key);
 	RUN(git_committer_identity);
 	RUN(default_key_lines);
