@@ -14,6 +14,7 @@
 
 #include "expiry-math.h"
 #include "notify-text.h"
+#include "renew-hint.h"
 
 /* Appends to a buffer of our own text; cutting at the end is acceptable for a notification. */
 _printf_(3, 4) static void append(char *buf, size_t size, const char *fmt, ...)
@@ -125,15 +126,6 @@ static void where(char *buf, size_t size, const struct subkey *s, const struct t
 		buf[0] = 0;
 }
 
-static void renew_command(char *buf, size_t size, const struct key *k, const struct subkey *s)
-{
-	if (s->is_primary || streq(s->fingerprint, k->fingerprint))
-		snprintf(buf, size, "gpg --quick-set-expire %s 1y", k->fingerprint);
-	else
-		snprintf(buf, size, "gpg --quick-set-expire %s 1y %s", k->fingerprint,
-		         s->fingerprint);
-}
-
 static const char *key_name(const struct key *k)
 {
 	return !isempty(k->uid) ? k->uid : notify_text_short_fpr(k->fingerprint);
@@ -159,7 +151,7 @@ void notify_text_expiry(const struct key *k, const struct subkey *s, const struc
 	notify_text_usage(use, sizeof(use), s->capabilities);
 	where(loc, sizeof(loc), s, token);
 	when(date, sizeof(date), s->expires, now);
-	renew_command(cmd, sizeof(cmd), k, s);
+	renew_hint(k, s, "1y", cmd, sizeof(cmd));
 
 	if (s->expires > now)
 		snprintf(ret->summary, sizeof(ret->summary), "OpenPGP %s expires %s", noun,
@@ -220,7 +212,7 @@ int notify_text_token_inserted(const struct token *t, const struct key *keys, si
 				append(ret->body, sizeof(ret->body), "\n\n");
 			notify_text_usage(use, sizeof(use), s->capabilities);
 			when(date, sizeof(date), s->expires, now);
-			renew_command(cmd, sizeof(cmd), &keys[i], s);
+			renew_hint(&keys[i], s, "1y", cmd, sizeof(cmd));
 			append(ret->body, sizeof(ret->body), "%s\n%s %s%s%s%s: %s\nRenew: %s",
 			       key_name(&keys[i]), s->is_primary ? "Key" : "Subkey",
 			       notify_text_short_fpr(s->fingerprint), use[0] ? " (" : "", use,

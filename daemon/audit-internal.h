@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "audit.h"
+#include "renew-hint.h"
 
 struct ctx {
 	const struct token *tokens;
@@ -55,9 +56,6 @@ const char *audit_token_label(const struct token *t, char *buf, size_t size);
  * run then fails). */
 struct finding *audit_add(struct ctx *x, const char *rule, enum level level, const struct key *k,
                           const struct subkey *s, const struct token *t);
-/* The `gpg --quick-set-expire` line that extends s by period. */
-void audit_hint_set_expire(const struct key *k, const struct subkey *s, const char *period,
-                           char *buf, size_t size);
 /* The keyring's subkey with fingerprint fpr, and its key. */
 const struct subkey *audit_find_subkey(const struct ctx *x, const char *fpr,
                                        const struct key **ret_key);

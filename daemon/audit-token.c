@@ -223,7 +223,7 @@ void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct 
 			continue;
 		f = slot_finding(x, r, t, s, k, sk, "which has expired");
 		if (f)
-			audit_hint_set_expire(k, sk, "1y", f->hint, sizeof(f->hint));
+			renew_hint(k, sk, "1y", f->hint, sizeof(f->hint));
 	}
 }
 

@@ -147,29 +147,6 @@ struct finding *audit_add(struct ctx *x, const char *rule, enum level level, con
 	return f;
 }
 
-/*
- * The hint must run where the user reads it, or say where it runs: someone else's key (no secret
- * part here, tracked or relied on) only its owner can renew, so ours is to fetch the renewal they
- * may have published; an own key whose primary secret is offline (sec#, the usual card setup) is
- * renewed on the machine that holds it, and gpg here would answer "No secret key".
- */
-void audit_hint_set_expire(const struct key *k, const struct subkey *s, const char *period,
-                           char *buf, size_t size)
-{
-	const char *place = k->subkeys[0].secret == SECRET_NONE
-	                            ? "On the machine that holds the primary key: "
-	                            : "";
-
-	if (!k->has_secret)
-		audit_textf(buf, size, "gpg --refresh-keys %s", k->fingerprint);
-	else if (s->is_primary)
-		audit_textf(buf, size, "%sgpg --quick-set-expire %s %s", place, k->fingerprint,
-		            period);
-	else
-		audit_textf(buf, size, "%sgpg --quick-set-expire %s %s %s", place, k->fingerprint,
-		            period, s->fingerprint);
-}
-
 /* The end of an expiry message about a key that is not the user's to renew. */
 static const char *renewer(const struct key *k)
 {
@@ -252,7 +229,7 @@ static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const stru
 	audit_textf(f->message, sizeof(f->message), "%s 0x%s of %s%s expires %s (%s)%s%s",
 	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
 	            w.rel, w.date, git_signs_with(x, s) ? " (git signs with it)" : "", renewer(k));
-	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+	renew_hint(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule *r,
@@ -279,7 +256,7 @@ static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule 
 	            s->is_primary ? ": none of its subkeys can be used until it is renewed"
 	                          : " and nothing replaces it",
 	            renewer(k));
-	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+	renew_hint(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 /* A replaced subkey that is still counted (expiry.c: its replacement is not on the card that
@@ -327,7 +304,7 @@ static void rule_subkey_no_expiry(struct ctx *x, const struct rule *r, const str
 	            "secret is lost%s",
 	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
 	            renewer(k));
-	audit_hint_set_expire(k, s, "2y", f->hint, sizeof(f->hint));
+	renew_hint(k, s, "2y", f->hint, sizeof(f->hint));
 }
 
 /* The validity (expiry less creation), as keyctl.conf(5) says: a subkey made for five years is
@@ -352,7 +329,7 @@ static void rule_subkey_expiry_too_far(struct ctx *x, const struct rule *r, cons
 	            audit_subkey_role(s), audit_key_id(s->fingerprint), audit_uid_or_fpr(k), w.loc,
 	            (s->expires - from + SECONDS_PER_DAY - 1) / SECONDS_PER_DAY,
 	            x->cfg->max_validity_days, w.rel, w.date, renewer(k));
-	audit_hint_set_expire(k, s, "1y", f->hint, sizeof(f->hint));
+	renew_hint(k, s, "1y", f->hint, sizeof(f->hint));
 }
 
 static void rule_primary_secret_on_disk(struct ctx *x, const struct rule *r, const struct key *k)
@@ -520,8 +497,8 @@ static void signing_hint(const struct ctx *x, struct finding *f, const char *spe
 		return;
 	}
 	if (sg->state == AUDIT_SIGN_EXPIRED)
-		audit_hint_set_expire(k, audit_key_expired(k) ? &k->subkeys[0] : sg->subkey, "1y",
-		                      fix, sizeof(fix));
+		renew_hint(k, audit_key_expired(k) ? &k->subkeys[0] : sg->subkey, "1y", fix,
+		           sizeof(fix));
 	else if (sg->state == AUDIT_SIGN_NO_SECRET)
 		audit_textf(fix, sizeof(fix),
 		            "Insert the card that holds it and run gpg --card-status");

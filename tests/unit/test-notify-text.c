@@ -25,6 +25,8 @@ static void setup(int64_t days, enum level level)
 	strcpy(subs[0].fingerprint, PRIMARY);
 	subs[0].is_primary = true;
 	subs[0].capabilities = CAP_CERTIFY;
+	subs[0].secret = SECRET_DISK;
+	key.has_secret = true;
 	strcpy(subs[1].fingerprint, SUB);
 	strcpy(subs[1].algorithm, "ed25519");
 	subs[1].capabilities = CAP_SIGN;
@@ -101,6 +103,26 @@ TEST(expiry_days)
 	subs[1].git_signs = false;
 }
 
+/* The renewal the popup proposes runs where it is read, or says where it runs: with the primary
+ * secret offline (sec#) on the machine that holds it; someone else's key only its owner renews,
+ * so ours is to fetch what they published. */
+TEST(expiry_renew_where)
+{
+	struct notify_text t;
+
+	setup(5, LEVEL_WARNING);
+	subs[0].secret = SECRET_NONE;
+	notify_text_expiry(&key, &subs[1], &yk, NULL, false, NOW, &t);
+	ASSERT_TRUE(strstr(t.body, "\nRenew: On the machine that holds the primary key: gpg "
+	                           "--quick-set-expire " PRIMARY " 1y " SUB));
+	setup(5, LEVEL_WARNING);
+	subs[0].secret = SECRET_NONE;
+	subs[1].secret = SECRET_NONE;
+	key.has_secret = false;
+	notify_text_expiry(&key, &subs[1], &yk, NULL, false, NOW, &t);
+	ASSERT_TRUE(strstr(t.body, "\nRenew: gpg --refresh-keys " PRIMARY));
+}
+
 TEST(expiry_details)
 {
 	struct notify_text t;
@@ -141,7 +163,7 @@ TEST(where_and_primary)
 	notify_text_expiry(&key, &subs[0], NULL, NULL, false, NOW, &t);
 	ASSERT_STREQ(t.summary, "OpenPGP primary key expires in 3 days");
 	ASSERT_STREQ(t.body, "Alice Tester <alice@example.org>\n"
-	                     "Key 89ABCDEF01234567 (certify)\n"
+	                     "Key 89ABCDEF01234567 (certify) on disk\n"
 	                     "Expiry: 2026-01-04, in 3 days\n"
 	                     "Renew: gpg --quick-set-expire " PRIMARY " 1y");
 	ASSERT_EQ(t.urgency, NOTIFY_TEXT_URGENCY_CRITICAL);
@@ -275,6 +297,7 @@ TEST(finding)
 int main(void)
 {
 	RUN(expiry_days);
+	RUN(expiry_renew_where);
 	RUN(expiry_details);
 	RUN(where_and_primary);
 	RUN(token_name);
