@@ -29,6 +29,10 @@ DAY = 86400
 ACTION_CAPS = 'body actions body-markup'
 
 
+# Alice's primary secret is offline (sec#): the renewal runs where that secret is, and says so.
+OFFLINE = 'On the machine that holds the primary key: '
+
+
 def grouped(fpr):
     g = [fpr[i:i + 4] for i in range(0, 40, 4)]
     return ' '.join(g[:5]) + '  ' + ' '.join(g[5:])
@@ -171,7 +175,7 @@ def main():
         short_body = html.escape(
             f'{alice_uid}\nSubkey {a["sig"][-16:]} (sign) on {token}\n'
             f'Expiry: {time.strftime("%Y-%m-%d", time.gmtime(a_exp))}, in 5 days\n'
-            f'Renew: gpg --quick-set-expire {a["fpr"]} 1y {a["sig"]}', quote=False)
+            f'Renew: {OFFLINE}gpg --quick-set-expire {a["fpr"]} 1y {a["sig"]}', quote=False)
         details_tail = html.escape(
             f'\n\nFingerprint: {grouped(a["sig"])}\n'
             f'Algorithm: {sig["algorithm"]}, created '
@@ -312,7 +316,7 @@ def main():
             body = html.escape(
                 f'{alice_uid}\nSubkey {a["sig"][-16:]} (sign): '
                 f'{time.strftime("%Y-%m-%d", time.gmtime(a_exp))}, in 5 days\n'
-                f'Renew: gpg --quick-set-expire {a["fpr"]} 1y {a["sig"]}', quote=False)
+                f'Renew: {OFFLINE}gpg --quick-set-expire {a["fpr"]} 1y {a["sig"]}', quote=False)
             check(len(ins) == 1 and ins[0]['summary'] == summary,
                   'insert: "%s": %s' % (summary, [x['summary'] for x in ins]))
             if ins:
