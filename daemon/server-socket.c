@@ -126,9 +126,8 @@ static int socket_path_check(const char *path, const char *from)
 
 int server_socket_listen_path(struct server *srv, const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX }, tmp = { .sun_family = AF_UNIX };
 	_cleanup_(closep) int fd = -1;
-	socklen_t salen;
 	mode_t old;
 	int r;
 
@@ -138,7 +137,6 @@ int server_socket_listen_path(struct server *srv, const char *path)
 	if (strcpy_bounded(sa.sun_path, sizeof(sa.sun_path), path) < 0 ||
 	    strcpy_bounded(srv->path, sizeof(srv->path), path) < 0)
 		return -ENAMETOOLONG;
-	salen = offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -146,15 +144,31 @@ int server_socket_listen_path(struct server *srv, const char *path)
 	r = socket_unlink_stale(path);
 	if (r < 0)
 		return r;
+	/* Bound under a name of its own beside the path and renamed there once listening: a
+	 * socket found bound but not yet listening refuses (ECONNREFUSED), which a client reads as
+	 * "keyctld is not running" and a second keyctld as a stale file to replace. Where that
+	 * name does not fit sun_path, bound in place. */
+	if (snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", path, (int)getpid()) >=
+	    (int)sizeof(tmp.sun_path))
+		tmp = sa;
+	if (!streq(tmp.sun_path, path))
+		(void)unlink(tmp.sun_path); /* a leftover of a keyctld of this pid: ours now */
 	/* Created 0600 from the start: no window in which another user could connect. */
 	old = umask(0177);
-	r = bind(fd, (struct sockaddr *)&sa, salen) < 0 ? -errno : 0;
+	r = bind(fd, (struct sockaddr *)&tmp,
+	         offsetof(struct sockaddr_un, sun_path) + strlen(tmp.sun_path) + 1) < 0
+	            ? -errno
+	            : 0;
 	umask(old);
 	if (r < 0)
 		return r;
+	if (listen(fd, SOMAXCONN) < 0 ||
+	    (!streq(tmp.sun_path, path) && rename(tmp.sun_path, path) < 0)) {
+		r = -errno;
+		(void)unlink(tmp.sun_path);
+		return r;
+	}
 	srv->own_socket = true;
-	if (listen(fd, SOMAXCONN) < 0)
-		return -errno;
 	srv->listen_fd = TAKE_FD(fd);
 	return 0;
 }
