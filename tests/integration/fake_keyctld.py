@@ -97,7 +97,14 @@ class Listener:
             self.handle(conn)
 
     def close(self):
+        # shutdown() wakes the thread blocked in accept() (close() alone does not, on Linux):
+        # it ends here, before another listener may be given the same descriptor number.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        self.thread.join(timeout=10)
 
 
 class FakeDaemon(Listener):
@@ -189,4 +196,11 @@ class Alien(Listener):
                 return
 
     def close(self):
+        # shutdown() wakes the thread blocked in accept() (close() alone does not, on Linux):
+        # it ends here, before another listener may be given the same descriptor number.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        self.thread.join(timeout=10)
