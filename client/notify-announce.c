@@ -51,11 +51,11 @@ bool announce_key(struct app *a, const struct key *k, int64_t now)
 		bool changed = false;
 		int t, r;
 
-		/* Superseded ones are not announced; a replaced one still counted (its replacement
-		 * is not on its card) is the replacement-not-on-card finding's popup, with the way
-		 * to move it. */
-		if (s->disabled || subkey_superseded(k, s) || !isempty(s->replaced_by) ||
-		    !notify_state_id_valid(s->fingerprint))
+		/* Superseded and acknowledged ones are not announced; a replaced one still counted
+		 * (its replacement is not on its card) is the replacement-not-on-card finding's
+		 * popup, with the way to move it. */
+		if (s->disabled || s->acked || subkey_superseded(k, s) ||
+		    !isempty(s->replaced_by) || !notify_state_id_valid(s->fingerprint))
 			continue;
 		t = subkey_threshold(a, s, now);
 		r = notify_state_check_subkey(a->state, s->fingerprint, s->expires, s->level, t,

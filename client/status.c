@@ -46,7 +46,7 @@ int status_exit_code(const struct daemon_info *d, const struct key *keys, size_t
 		for (size_t j = 0; j < k->n_subkeys; j++) {
 			const struct subkey *s = &k->subkeys[j];
 
-			if (subkey_superseded(k, s))
+			if (subkey_superseded(k, s) || s->acked)
 				continue;
 			r = MAX(r, level_exit(s->level));
 			/* A replaced one still counted is at most a warning: --warn-days too. */

@@ -459,6 +459,13 @@ static void subkey_row_fill(const struct ctx *c, const struct key *k, const stru
 			row->sgr[i] = SGR_DIM;
 		return;
 	}
+	if (s->acked) {
+		/* the user said "I know" (--ack): shown as the finding is, dim */
+		snprintf(row->cells[SUB_COL_LEVEL], n, "acked");
+		for (size_t i = 0; i < SUB_COL_MAX; i++)
+			row->sgr[i] = SGR_DIM;
+		return;
+	}
 	if (!isempty(s->replaced_by))
 		snprintf(row->cells[SUB_COL_LEVEL], n, "%s, replacement 0x%s not on its card",
 		         level_name(s->level), long_key_id(s->replaced_by));

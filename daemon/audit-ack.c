@@ -6,9 +6,13 @@
  * metric. When its level rises (warning to critical) or it goes away (fixed), the ack is
  * forgotten: the user acknowledged that problem as it was, not a worse one or a later one.
  *
+ * A subkey's expiry is told twice, as its level (the exit code, the popup, the metric read it)
+ * and as the finding that words it; acking the finding lowers the level too, on the same terms.
+ *
  * Does not: read or write the acks' file (ack-store.c, saved by state.c), or run the rules.
  */
 #include "audit-ack.h"
+#include "expiry.h"
 
 /* The worst level of the findings with id (two tokens holding one subkey make two findings of
  * one id), or -1 when there is none; with mark, those findings are acknowledged. */
@@ -49,6 +53,54 @@ size_t audit_ack_apply(struct ack *acks, size_t *n_acks, struct finding *f, size
 	}
 	*n_acks = kept;
 	return forgotten;
+}
+
+/* The finding that reports s's own level, as audit.c's expiry rules make it: its id and level. */
+static enum level own_finding(const struct subkey *s, char *id, size_t size)
+{
+	struct finding f = { .level = s->level };
+
+	if (!isempty(s->replaced_by))
+		strcpy_trunc(f.rule, sizeof(f.rule), "replacement-not-on-card");
+	else if (s->level == LEVEL_EXPIRED) {
+		strcpy_trunc(f.rule, sizeof(f.rule), "subkey-expired-no-replacement");
+		f.level = LEVEL_CRITICAL;
+	} else
+		strcpy_trunc(f.rule, sizeof(f.rule), "subkey-expiring");
+	strcpy_trunc(f.subkey, sizeof(f.subkey), s->fingerprint);
+	finding_id(&f, id, size);
+	return f.level;
+}
+
+void audit_ack_subkeys(struct key *keys, size_t n_keys, const struct ack_store *store)
+{
+	char id[FINDING_ID_MAX];
+
+	for (size_t i = 0; i < n_keys; i++) {
+		struct key *k = &keys[i];
+		bool changed = false;
+
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			struct subkey *s = &k->subkeys[j];
+			const struct ack *a;
+			enum level level;
+
+			s->acked = false;
+			s->acked_level = LEVEL_OK;
+			if (!store || s->level < LEVEL_NOTICE || subkey_superseded(k, s))
+				continue;
+			level = own_finding(s, id, sizeof(id));
+			a = ack_store_find(store, id);
+			if (!a || a->level < level)
+				continue;
+			s->acked = true;
+			s->acked_level = s->level;
+			s->level = LEVEL_OK;
+			changed = true;
+		}
+		if (changed)
+			k->level = expiry_key_level(k);
+	}
 }
 
 void audit_ack_run(struct finding *f, size_t n, const struct audit_daemon *daemon)

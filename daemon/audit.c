@@ -173,6 +173,14 @@ static bool has_successor(const struct key *k, const struct subkey *s, bool allo
 	return false;
 }
 
+/* What the subkey's own finding reports: an ack (audit-ack.c) lowered its level to ok, and the
+ * finding keeps the level the ack is weighed against, so the ack holds, or is forgotten when
+ * the level rises. */
+static enum level own_level(const struct subkey *s)
+{
+	return s->acked ? s->acked_level : s->level;
+}
+
 static bool key_usable(const struct key *k)
 {
 	return !k->revoked && k->n_subkeys > 0;
@@ -220,9 +228,11 @@ static void rule_subkey_expiring(struct ctx *x, const struct rule *r, const stru
 	struct expiry_words w;
 	struct finding *f;
 
-	if (s->level < LEVEL_NOTICE || s->level > LEVEL_CRITICAL || has_successor(k, s, false))
+	enum level level = own_level(s);
+
+	if (level < LEVEL_NOTICE || level > LEVEL_CRITICAL || has_successor(k, s, false))
 		return;
-	f = audit_add(x, r->id, s->level, k, s, NULL);
+	f = audit_add(x, r->id, level, k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);
@@ -240,7 +250,7 @@ static void rule_subkey_expired_no_replacement(struct ctx *x, const struct rule 
 	struct finding *f;
 
 	/* A subkey's successor does not stand in for an expired primary key. */
-	if (s->level != LEVEL_EXPIRED || (!s->is_primary && has_successor(k, s, true)))
+	if (own_level(s) != LEVEL_EXPIRED || (!s->is_primary && has_successor(k, s, true)))
 		return;
 	f = audit_add(x, r->id, LEVEL_CRITICAL, k, s, NULL);
 	if (!f)
@@ -268,11 +278,11 @@ static void rule_replacement_not_on_card(struct ctx *x, const struct rule *r, co
 	struct finding *f;
 	size_t n = 0;
 
-	if (isempty(s->replaced_by) || s->level < LEVEL_NOTICE)
+	if (isempty(s->replaced_by) || own_level(s) < LEVEL_NOTICE)
 		return;
 	while (n < k->n_subkeys && !fpr_eq(k->subkeys[n].fingerprint, s->replaced_by))
 		n++;
-	f = audit_add(x, r->id, s->level, k, s, NULL);
+	f = audit_add(x, r->id, own_level(s), k, s, NULL);
 	if (!f)
 		return;
 	expiry_words(x, s, &w);

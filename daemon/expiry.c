@@ -106,7 +106,7 @@ static void subkey_count(const struct key *k, struct subkey *s)
 
 /* The worst, over its uses (and its primary key), of the best counted subkey for that use; a
  * replaced subkey still counted (its replacement off its card) counts on its own. */
-static enum level key_level(const struct key *k)
+enum level expiry_key_level(const struct key *k)
 {
 	enum level worst = LEVEL_OK;
 
@@ -160,7 +160,7 @@ int64_t expiry_apply(struct key *keys, size_t n_keys, const struct config *cfg, 
 		/* After every raw level: replacement() asks whether the newer one expired. */
 		for (size_t j = 0; j < k->n_subkeys; j++)
 			subkey_count(k, &k->subkeys[j]);
-		k->level = key_level(k);
+		k->level = expiry_key_level(k);
 	}
 	return next;
 }

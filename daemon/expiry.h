@@ -32,6 +32,10 @@ struct expiry_policy expiry_policy_from_config(const struct config *cfg);
  */
 int64_t expiry_apply(struct key *keys, size_t n_keys, const struct config *cfg, int64_t now);
 
+/* A key's level from its subkeys' levels, as expiry_apply() sets it: again after an ack lowered a
+ * subkey's (audit-ack.c). */
+enum level expiry_key_level(const struct key *k);
+
 /* Which threshold (days) the subkey has crossed, or -ENOENT; see expiry_threshold_crossed(). */
 int expiry_subkey_threshold(const struct subkey *s, const struct config *cfg, int64_t now);
 

@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "audit-ack.h"
 #include "audit.h"
 #include "main-internal.h"
 #include "config-build.h"
@@ -254,6 +255,7 @@ static int derive(struct model *m, void *userdata)
 	keys_mark_upstream(keys, n_keys, dmn.upstream, dmn.n_upstream);
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
+	audit_ack_subkeys(keys, n_keys, ack_store_current());
 	mark_git_subkey(d->git_signing_key, keys, n_keys);
 	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);
 	if (r < 0)

@@ -48,6 +48,8 @@ int codec_subkey_to_json(const struct subkey *s, json_object **ret)
 		return -ENOMEM;
 	if (!isempty(s->replaced_by) && put_str(o, "replaced_by", s->replaced_by) < 0)
 		return -ENOMEM;
+	if (s->acked && put_bool(o, "acked", true) < 0)
+		return -ENOMEM;
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -69,6 +71,7 @@ static const struct varlink_field subkey_table[] = {
 	F_CB("level", struct subkey, level, M, codec_dispatch_level),
 	{ "git_signs", VARLINK_BOOL, 0, offsetof(struct subkey, git_signs), 0, NULL },
 	F_STR(struct subkey, replaced_by, N),
+	{ "acked", VARLINK_BOOL, 0, offsetof(struct subkey, acked), 0, NULL },
 	{},
 };
 

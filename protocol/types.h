@@ -174,6 +174,12 @@ struct subkey {
 	/* The newer usable subkey of the same use on the same key that takes over from it; "" when
 	 * none. */
 	char replaced_by[FPR_HEX_MAX];
+	/* The user acknowledged the finding about its expiry (subkey-expiring and the like): level
+	 * is ok while that finding stays at or below the acknowledged level. */
+	bool acked;
+	/* Daemon-side, not on the wire: the level the ack lowered to ok (set when acked), which the
+	 * finding keeps showing so that the ack is weighed against it. */
+	enum level acked_level;
 	/* Daemon-side, not on the wire: its level by the clock alone, before what counts lowered
 	 * it. The audit's "has it expired" reads this one. */
 	enum level expiry_level;
@@ -279,7 +285,8 @@ static inline bool key_relied_only(const struct key *k)
  * retired key. The daemon has already lowered its level; this tells the outputs to say why. */
 static inline bool subkey_superseded(const struct key *k, const struct subkey *s)
 {
-	return k->retired || s->revoked || (!isempty(s->replaced_by) && s->level == LEVEL_OK);
+	return k->retired || s->revoked ||
+	       (!isempty(s->replaced_by) && s->level == LEVEL_OK && !s->acked);
 }
 
 /* Deep copy of a key (its subkeys array). Returns 0 or -ENOMEM. */

@@ -7,7 +7,9 @@ warning, the JSON says acked with level ok; still acknowledged after a restart (
 state directory); the finding gone (default-key removed) and back: counted again; --unack: counted
 again; an unknown id: "no finding ID", exit 3; an id that is none: exit 3. Then a subkey 10 days
 from expiry (subkey-expiring, warning) acknowledged, and the daemon restarted 8 days later
-(KEYCTL_TIME_OFFSET): critical, shown again. Every process is stopped by pid, also on failure."""
+(KEYCTL_TIME_OFFSET): critical, shown again. While acknowledged, the subkey itself counts as ok
+(exit 0 with --warn-days, acked in the table and the JSON, keyctl_subkey_level 0). Every process
+is stopped by pid, also on failure."""
 import importlib.util
 import json
 import os
@@ -126,20 +128,63 @@ def test_revoked_default_key(dm, kr, rex):
     check(rc == 3 and 'is not a finding id' in err, 'a space: exit 3 (%d, %r)' % (rc, err))
 
 
+def subkey_in(st, fpr):
+    """The key and the subkey with fingerprint fpr in a --json status, or (None, None)."""
+    for k in (st or {}).get('keys', []):
+        for s in k.get('subkeys', []):
+            if s.get('fingerprint') == fpr:
+                return k, s
+    return None, None
+
+
+def level_metric(out, fpr):
+    """keyctl_subkey_level of the subkey fpr in a Prometheus output, or None."""
+    for line in out.splitlines():
+        if line.startswith('keyctl_subkey_level{') and 'subkey="%s"' % fpr in line:
+            return line.rsplit(' ', 1)[1]
+    return None
+
+
 def test_level_rises(dm, kr):
+    # Rex's finding aside (default-key gone): the exit code is Alice's subkey's alone.
+    write_gpg_conf(kr, None)
     alice = kr.create_key(uid='Alice Tester <alice@example.org>', subkeys={'sig': 10})
     f = wait_finding(dm, 'subkey-expiring', lambda f: f['subkey'] == alice['sig'], timeout=60)
     check(f is not None and f['level'] == 'warning', 'subkey-expiring at 10 days: %r' % (f,))
     if f is None:
         return
+    rc, out, err = status(dm)
+    check(rc == 1, 'a subkey 10 days from expiry: exit 1 (%d)\n%s' % (rc, out))
     rc, out, err = status(dm, '--ack=' + f['id'])
     f = wait_finding(dm, 'subkey-expiring', lambda f: f.get('acked') is True)
     check(rc == 0 and f is not None and f['level'] == 'ok', 'acknowledged: %r' % (f,))
+
+    # The ack quiets the subkey too: its level, its key's, the exit code, the metric.
+    rc, out, err = status(dm)
+    row = [ln for ln in out.splitlines() if alice['sig'][-16:] in ln and 'acked' in ln]
+    check(rc == 0 and row, 'acknowledged: exit 0, the subkey\'s row says acked (%d)\n%s'
+          % (rc, out))
+    rc, out, err = status(dm, '--warn-days=30')
+    check(rc == 0, 'acknowledged: --warn-days=30 does not count it either (%d)' % rc)
+    rc, out, err = status(dm, '--json')
+    k, s = subkey_in(json.loads(out) if rc == 0 else None, alice['sig'])
+    check(s is not None and s.get('acked') is True and s['level'] == 'ok' and k['level'] == 'ok',
+          'the JSON: the subkey acked at level ok, its key ok: %r %r' % (s, k and k['level']))
+    rc, out, err = status(dm, '--format=prometheus')
+    check(level_metric(out, alice['sig']) == '0',
+          'keyctl_subkey_level 0 for it: %r' % level_metric(out, alice['sig']))
+
     dm.stop()
     dm.start(offset=8 * DAY)
     f = wait_finding(dm, 'subkey-expiring', lambda f: f['level'] != 'ok', timeout=60)
     check(f is not None and f['level'] == 'critical' and not f.get('acked'),
           '8 days later, critical: shown again: %r' % (f,))
+    rc, out, err = status(dm)
+    check(rc == 2, '8 days later: exit 2 (%d)' % rc)
+    rc, out, err = status(dm, '--json')
+    k, s = subkey_in(json.loads(out) if rc == 2 else None, alice['sig'])
+    check(s is not None and not s.get('acked') and s['level'] == 'critical',
+          'the subkey counts again: %r' % (s,))
     dm.stop()
     dm.start()
     f = wait_finding(dm, 'subkey-expiring', lambda f: f['subkey'] == alice['sig'])

@@ -164,17 +164,29 @@ def main():
         # popups below would show one.
         dana = kr.create_key(uid='Dana Rotor <dana@example.org>', subkeys={'sig': 2})
         kr.gpg('--quick-add-key', dana['fpr'], 'ed25519', 'sign', '1y')
+        # Erin acknowledged her signing subkey's expiry (keyctl-status --ack, below): 4 days
+        # left, yet no popup may speak of it; the count of popups below would show one.
+        erin = kr.create_key(uid='Erin Acked <erin@example.org>', subkeys={'sig': 4})
         prof = kr.card_profile(a, base='yubikey5nfc')
         pcscd.card(prof)
         pcscd.wait_card(True)
         kr.stubs_from_card(a)
         e = Env(kr)
         e.start_daemon()
-        st = wait_until(lambda: (lambda s: s if s and len(s.get('keys', [])) >= 4 and
+        st = wait_until(lambda: (lambda s: s if s and len(s.get('keys', [])) >= 5 and
                                  s.get('tokens') else None)(e.status()), timeout=30)
         if not st:
             print('SKIP: keyctld did not list the keys and the card (daemon not wired yet?)')
             return 77
+        r = subprocess.run([STATUS, '--ack=subkey-expiring:' + erin['sig']], env=e.env,
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0, 'Erin\'s subkey-expiring acknowledged', r.stderr)
+        st = wait_until(lambda: (lambda s: s if s and any(
+            sk.get('acked') for k in s['keys'] for sk in k['subkeys']
+            if sk['fingerprint'] == erin['sig']) else None)(e.status()), timeout=30)
+        check(st is not None, 'Erin\'s subkey is acked')
+        if not st:
+            return 1
         carl = [k for k in st['keys'] if k['fingerprint'] == c['fpr']]
         check(len(carl) == 1 and carl[0].get('relied_on') and not carl[0]['has_secret'],
               'Carl is listed as relied on only', carl)

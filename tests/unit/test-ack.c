@@ -3,7 +3,8 @@
  * Acknowledged findings: acks.json parsed strictly (valid, truncated, overlong, nested, bad ids
  * and levels) and written back the same; a finding's id; and the rule of audit-ack.c: an ack
  * lowers its finding to ok while the level stays, is forgotten when the level rises or (once the
- * keyring was listed) the finding is gone; the store's bound and its file across a reload.
+ * keyring was listed) the finding is gone; the store's bound and its file across a reload; and
+ * an ack of a subkey's expiry finding lowering the subkey and its key too, until the level rises.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 
 #include "ack-store.h"
 #include "audit-ack.h"
+#include "config.h"
+#include "expiry.h"
 #include "test.h"
 
 #define SUB "21BD8ECA41B723BECBB716DEB0E089328C59B556"
@@ -207,6 +210,116 @@ TEST(store)
 	ASSERT_OK(rmdir(dir));
 }
 
+#define DAY SECONDS_PER_DAY
+#define NOW INT64_C(1796256000) /* 2026-12-03 00:00:00 UTC */
+
+/* A key whose primary never expires, with one signing subkey (SUB) expiring at expires. */
+static void signing_key(struct key *k, struct subkey subs[2], int64_t expires)
+{
+	memset(k, 0, sizeof(*k));
+	memset(subs, 0, 2 * sizeof(*subs));
+	strcpy(k->fingerprint, KEY);
+	strcpy(subs[0].fingerprint, KEY);
+	subs[0].is_primary = true;
+	subs[0].capabilities = CAP_CERTIFY;
+	subs[0].created = NOW - 1000 * DAY;
+	strcpy(subs[1].fingerprint, SUB);
+	subs[1].capabilities = CAP_SIGN;
+	subs[1].created = NOW - 300 * DAY;
+	subs[1].expires = expires;
+	subs[1].expired = expires <= NOW;
+	k->subkeys = subs;
+	k->n_subkeys = 2;
+	k->has_secret = true;
+}
+
+/* The daemon's order (main.c derive()): levels, acks on subkeys, the audit with its acks. */
+static struct finding *derive(struct key *k, const struct config *cfg, int64_t now, size_t *n)
+{
+	struct finding *f = NULL;
+
+	expiry_apply(k, 1, cfg, now);
+	audit_ack_subkeys(k, 1, ack_store_current());
+	ASSERT_OK(audit_run(NULL, 0, k, 1, cfg, NULL, now, &f, n));
+	return f;
+}
+
+static const struct finding *find_rule(const struct finding *f, size_t n, const char *rule)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(f[i].rule, rule))
+			return &f[i];
+	return NULL;
+}
+
+TEST(subkey_level)
+{
+	struct ack_store store = { .path = "" };
+	struct subkey subs[2];
+	struct config cfg;
+	struct key k;
+	struct finding *f;
+	const struct finding *e;
+	size_t n;
+
+	config_init(&cfg);
+	ack_store_set_current(&store);
+
+	/* 10 days left: warning, the key too. Acked: the subkey, the key and the finding are ok. */
+	signing_key(&k, subs, NOW + 10 * DAY);
+	f = derive(&k, &cfg, NOW, &n);
+	e = find_rule(f, n, "subkey-expiring");
+	ASSERT_TRUE(e != NULL && e->level == LEVEL_WARNING && !e->acked);
+	ASSERT_EQ(k.level, LEVEL_WARNING);
+	ASSERT_FALSE(subs[1].acked);
+	free(f);
+	ASSERT_OK(ack_store_add(&store, "subkey-expiring:" SUB, LEVEL_WARNING));
+	f = derive(&k, &cfg, NOW, &n);
+	e = find_rule(f, n, "subkey-expiring");
+	ASSERT_TRUE(e != NULL && e->acked && e->level == LEVEL_OK);
+	ASSERT_TRUE(subs[1].acked);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(subs[1].acked_level, LEVEL_WARNING);
+	ASSERT_EQ(k.level, LEVEL_OK);
+	ASSERT_EQ(store.n, 1u);
+	free(f);
+
+	/* 2 days left: critical, above the ack: the subkey counts again and the ack is gone. */
+	f = derive(&k, &cfg, NOW + 8 * DAY, &n);
+	e = find_rule(f, n, "subkey-expiring");
+	ASSERT_TRUE(e != NULL && !e->acked && e->level == LEVEL_CRITICAL);
+	ASSERT_FALSE(subs[1].acked);
+	ASSERT_EQ(subs[1].level, LEVEL_CRITICAL);
+	ASSERT_EQ(k.level, LEVEL_CRITICAL);
+	ASSERT_EQ(store.n, 0u);
+	free(f);
+
+	/* Expired with nothing replacing it: its finding is critical, the subkey expired; an ack
+	 * of that finding lowers both. An ack of the other rule does not. */
+	signing_key(&k, subs, NOW - DAY);
+	ASSERT_OK(ack_store_add(&store, "subkey-expiring:" SUB, LEVEL_CRITICAL));
+	f = derive(&k, &cfg, NOW, &n);
+	e = find_rule(f, n, "subkey-expired-no-replacement");
+	ASSERT_TRUE(e != NULL && !e->acked && e->level == LEVEL_CRITICAL);
+	ASSERT_EQ(k.level, LEVEL_EXPIRED);
+	free(f);
+	ASSERT_OK(ack_store_add(&store, "subkey-expired-no-replacement:" SUB, LEVEL_CRITICAL));
+	f = derive(&k, &cfg, NOW, &n);
+	e = find_rule(f, n, "subkey-expired-no-replacement");
+	ASSERT_TRUE(e != NULL && e->acked && e->level == LEVEL_OK);
+	ASSERT_TRUE(subs[1].acked);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(k.level, LEVEL_OK);
+	free(f);
+
+	/* No store (a unit without state): nothing acknowledged. */
+	ack_store_set_current(NULL);
+	f = derive(&k, &cfg, NOW, &n);
+	ASSERT_FALSE(subs[1].acked);
+	ASSERT_EQ(k.level, LEVEL_EXPIRED);
+	free(f);
+}
+
 int main(void)
 {
 	RUN(parse_valid);
@@ -215,5 +328,6 @@ int main(void)
 	RUN(ids);
 	RUN(apply);
 	RUN(store);
+	RUN(subkey_level);
 	return 0;
 }
