@@ -3,7 +3,8 @@
 
 Starts emulator.py inside the Pcscd's network namespace (nsenter) and
 drives it over a Unix socket: insert/remove/swap, runtime profile edits,
-fault injection, and the log of every APDU the card received.
+fault injection, the log of every APDU the card received (by test phase),
+and for a card in use the touch, its access status and its live profile.
 Does not parse APDUs itself (openpgp_card.py does).
 """
 
@@ -110,6 +111,8 @@ class VirtualCard:
         client sees the card and return the delay in seconds."""
         if profile is not None:
             self.profile = load_profile(profile)
+        else:  # the same card again: with what it was given while in use (keys, counters)
+            self.profile = self.live_profile()
         self._call("insert", profile=self.profile)
         self.inserted = True
         if wait:
@@ -133,11 +136,14 @@ class VirtualCard:
         return self.insert(profile, wait=wait)
 
     def update(self, **fields):
-        """Change profile fields at runtime (takes effect on the next APDU)."""
+        """Change profile fields at runtime (takes effect on the next APDU). Starts from the
+        card's live profile: what a card in use wrote (keys, counters) is kept."""
+        self.profile = self.live_profile()
         self.profile.update(fields)
         self._call("profile", profile=self.profile)
 
     def update_slot(self, slot, **fields):
+        self.profile = self.live_profile()
         self.profile.setdefault("slots", {}).setdefault(slot, {}).update(fields)
         self._call("profile", profile=self.profile)
 
@@ -192,3 +198,46 @@ class VirtualCard:
 
     def copy_profile(self):
         return copy.deepcopy(self.profile)
+
+    # ---- a card in use --------------------------------------------------------
+    def live_profile(self):
+        """The profile as the card holds it now: with the keys gpg's keytocard put there, the
+        signature counter and the PIN retry counters."""
+        return self._call("get_profile")["profile"]
+
+    def security(self):
+        """{"verified": ["pw1_81", "pw1_82", "pw3"] verified now, "selected", "touch_pending"}."""
+        return self._call("security")
+
+    def touch(self, timeout=20.0):
+        """Touch the card once an operation waits for it (waiting up to `timeout` s for one);
+        returns True when an operation was released, False when none came."""
+        end = time.monotonic() + timeout
+        while True:
+            if self._call("touch")["touched"]:
+                return True
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.05)
+
+    def phase(self, name):
+        """Name the test phase: APDUs from now on are counted under it (phase_counts())."""
+        self._call("phase", name=name)
+
+    def phase_counts(self):
+        """{phase: {INS name or hex: count}} of every APDU since the last reset_counters()."""
+        st = self.stats()
+        out = {}
+        for phase, apdu in zip(st["phases"], st["log"]):
+            key = INS_NAMES.get(apdu[1], f"{apdu[1]:02X}")
+            if apdu[1] == 0x2A:
+                key = PSO_NAMES.get((apdu[2], apdu[3]), key)
+            per = out.setdefault(phase, {})
+            per[key] = per.get(key, 0) + 1
+        return out
+
+
+INS_NAMES = {0xA4: "SELECT", 0xCA: "GET DATA", 0xC0: "GET RESPONSE", 0x20: "VERIFY",
+             0x2A: "PSO", 0x88: "INTERNAL AUTHENTICATE", 0xDA: "PUT DATA", 0xDB: "PUT DATA (odd)",
+             0x47: "GENERATE/READ KEY", 0xF1: "GET VERSION", 0x1D: "READ CONFIG"}
+PSO_NAMES = {(0x9E, 0x9A): "PSO:CDS", (0x80, 0x86): "PSO:DECIPHER"}

@@ -7,7 +7,10 @@ socket speaking one JSON object per line (see card.py for the client).
 
 Runs inside pcscd's network namespace (started through nsenter).  Being
 connected to vpcd == card inserted; closing the connection == removed.
-Does not do crypto; does not talk to anything but vpcd and its control socket.
+vpcd's power off, power on and reset reach the card as a reset (its PINs
+forgotten).  A card in use that waits for a touch releases the lock while it
+waits, so that the control socket's `touch` (and stats) get through.
+Does no crypto itself; does not talk to anything but vpcd and its control socket.
 """
 
 import argparse
@@ -28,6 +31,9 @@ class Emulator:
         self.port = port
         self.lock = threading.RLock()
         self.card = OpenPGPCard(profile)
+        self.card.wait_for_touch = self.wait_touch
+        self.touch_event = threading.Event()
+        self.touch_pending = False
         self.want_inserted = False
         self.sock = None
         self.connected = False
@@ -130,7 +136,7 @@ class Emulator:
                 if self.apdus_since_fault >= self.yank_after:
                     self.yank_after = None
                     self.want_inserted = False
-                    self.card.log.append((msg[0], msg[1] if len(msg) > 1 else 0, 0, 0, "yanked"))
+                    self.card.note(msg[0], msg[1] if len(msg) > 1 else 0, 0, 0, "yanked")
                     self.drop("yank")
                     return
                 self.apdus_since_fault += 1
@@ -138,7 +144,7 @@ class Emulator:
             slow = self.slow_ms
         if silent:
             with self.lock:
-                self.card.log.append((msg[0], msg[1] if len(msg) > 1 else 0, 0, 0, "unanswered"))
+                self.card.note(msg[0], msg[1] if len(msg) > 1 else 0, 0, 0, "unanswered")
             return
         if slow:
             time.sleep(slow / 1000.0)
@@ -146,10 +152,45 @@ class Emulator:
             resp = self.card.process(msg)
         self.send(s, resp)
 
+    def wait_touch(self, timeout):
+        """Called by the card, under self.lock (held once, by handle()), when a slot wants a
+        touch: lets go of the lock until `touch` comes or the timeout passes."""
+        self.touch_event.clear()
+        self.touch_pending = True
+        self.event("touch wanted")
+        self.lock.release()
+        try:
+            touched = self.touch_event.wait(timeout)
+        finally:
+            self.lock.acquire()
+            self.touch_pending = False
+        self.event("touched" if touched else "touch timed out")
+        return touched
+
     # ---- control side ---------------------------------------------------
+    def control_use(self, op, req):
+        """The controls of a card in use; None when `op` is not one of them."""
+        if op == "touch":
+            if not self.touch_pending:
+                return {"touched": False}
+            self.touch_event.set()
+            return {"touched": True}
+        if op == "phase":
+            self.card.phase = str(req["name"])
+            return {}
+        if op == "get_profile":
+            return {"profile": self.card.profile}
+        if op == "security":
+            return {"verified": sorted(self.card.sec.state), "selected": self.card.selected,
+                    "touch_pending": self.touch_pending}
+        return None
+
     def control(self, req):
         op = req.get("op")
         with self.lock:
+            r = self.control_use(op, req)
+            if r is not None:
+                return r
             if op == "insert":
                 if "profile" in req:
                     self.card.profile = req["profile"]
@@ -176,10 +217,12 @@ class Emulator:
                 return {}
             elif op == "stats":
                 return {"log": self.card.log, "forbidden": self.card.forbidden,
+                        "phases": self.card.phases,
                         "connected": self.connected, "want_inserted": self.want_inserted,
                         "events": self.events, "now": time.monotonic()}
             elif op == "reset_stats":
                 self.card.log.clear()
+                self.card.phases.clear()
                 self.card.forbidden.clear()
                 self.events.clear()
                 return {}

@@ -3,22 +3,30 @@
 parts of the Yubico management/OTP applications that ykman needs.
 
 What it does: turns one command APDU into one response APDU, from a card
-profile (see profiles.py).  It answers what a *reader* of the card needs:
-SELECT, GET DATA, GET RESPONSE (61xx chaining), GET VERSION (Yubico), and
-"read public key" (GENERATE ASYMMETRIC KEY PAIR with P1=81).  Every command
-that would change the card or use a key (VERIFY, PSO, GENERATE with P1=80,
-PUT DATA, ...) is answered 6982 and counted as forbidden.
+profile (see profiles.py).  Every card answers what a *reader* needs: SELECT,
+GET DATA, GET RESPONSE (61xx chaining), GET VERSION (Yubico), and "read public
+key" (GENERATE ASYMMETRIC KEY PAIR with P1=81).  A profile without "applet"
+answers every command that would change the card or use a key (VERIFY, PSO,
+GENERATE with P1=80, PUT DATA, ...) with 6982.  A profile with "applet"
+("yubikey", "nitrokey3", "gnuk", "smartpgp") is a card in use: VERIFY, PSO,
+INTERNAL AUTHENTICATE, PUT DATA and key import with command chaining
+(openpgp_use.py), with that applet's PIN rules (openpgp_security.py).  Either
+way such commands are logged in `forbidden`: a reader must never send them.
 
-What it does not do: no I/O, no crypto, no PIN handling, no secure messaging.
+What it does not do: no I/O, no secure messaging, no key generation.
 """
 
 import struct
+
+from .openpgp_security import RULES, Security
+from .openpgp_use import CardUse
 
 AID_OPENPGP_PREFIX = bytes.fromhex("D27600012401")
 AID_YUBICO_MGMT = bytes.fromhex("A000000527471117")
 AID_YUBICO_OTP = bytes.fromhex("A0000005272001")
 
-# INS that modify the card or use a private key: a reader must never send them.
+# INS that modify the card or use a private key: a reader must never send them. The record
+# of them (`forbidden`) is kept for every card; only an "applet" card answers the first five.
 FORBIDDEN_INS = {
     0x20: "VERIFY",
     0x2A: "PSO",
@@ -34,6 +42,7 @@ FORBIDDEN_INS = {
     0x1C: "WRITE CONFIG (Yubico mgmt)",
     0x16: "SET MODE (Yubico mgmt)",
 }
+USE_INS = (0x20, 0x2A, 0x88, 0xDA, 0xDB)
 
 ALGORITHMS = {
     # name: (algorithm attributes DO C1-C3 value, kind)
@@ -99,23 +108,51 @@ def sw(code):
     return struct.pack(">H", code)
 
 
-class OpenPGPCard:
-    """One card.  `profile` is a dict (profiles.load()).  Faults are plain
-    attributes the emulator sets: truncated_tlv (bool), wrong_status
-    (int SW for GET DATA or None)."""
+class OpenPGPCard(CardUse):
+    """One card.  `profile` is a dict (profiles.load()); a card in use writes into
+    it (keys, counters).  Faults are plain attributes the emulator sets:
+    truncated_tlv (bool), wrong_status (int SW for GET DATA or None)."""
 
     def __init__(self, profile):
+        self.sec = Security(profile)
         self.profile = profile
         self.truncated_tlv = False
         self.wrong_status = None
         self.log = []          # (cla, ins, p1, p2, data hex) of every APDU
+        self.phases = []       # the test phase each APDU of `log` came in
+        self.phase = ""
         self.forbidden = []    # same, for forbidden ones
         self.reset()
 
+    @property
+    def profile(self):
+        return self._profile
+
+    @profile.setter
+    def profile(self, value):
+        self._profile = value
+        self.sec.profile = value
+
+    @property
+    def applet(self):
+        """The applet whose behaviour a card in use copies, or None for a read-only card."""
+        a = self.profile.get("applet")
+        return a if a in RULES else None
+
     # ---- state ---------------------------------------------------------
     def reset(self):
+        """Power off, power on or a warm reset: nothing selected, PINs forgotten."""
         self.selected = None
         self.pending = b""
+        self.chain = None
+        self.sec.event("reset")
+
+    def note(self, cla, ins, p1, p2, what):
+        self.log.append((cla, ins, p1, p2, what))
+        self.phases.append(self.phase)
+
+    def slot_rw(self, name):
+        return self.profile.setdefault("slots", {}).setdefault(name, {})
 
     @property
     def is_yubikey(self):
@@ -275,7 +312,7 @@ class OpenPGPCard:
 
     def public_key(self, name):
         s = self.slot(name)
-        if not s.get("fingerprint"):
+        if not s.get("fingerprint") and "private" not in s:
             return b"", 0x6A88
         kind = ALGORITHMS[s.get("algorithm", "rsa2048")][1]
         pub = s.get("public")
@@ -306,14 +343,16 @@ class OpenPGPCard:
             cla, ins, p1, p2, data, le, ext = parse_apdu(apdu)
         except ValueError:
             return sw(0x6700)
-        self.log.append((cla, ins, p1, p2, data.hex()))
+        self.note(cla, ins, p1, p2, data.hex())
         if ins in FORBIDDEN_INS or (ins == 0x47 and p1 != 0x81):
             self.forbidden.append((cla, ins, p1, p2, data.hex()))
-            return sw(0x6982)
+            if not self.applet or ins not in USE_INS:
+                return sw(0x6982)
         if ins == 0xC0:
             return self.send_pending(le or 256)
-        if cla & 0x10:
-            return sw(0x9000)  # command chaining: only used by writes, which we refuse
+        data = self.chained(cla, ins, p1, p2, data)
+        if data is None:
+            return sw(0x9000)
         data_out, code = self.dispatch(cla & ~0x10, ins, p1, p2, data)
         if code != 0x9000:
             self.pending = b""
@@ -328,6 +367,20 @@ class OpenPGPCard:
         self.pending = data_out[limit:]
         return data_out[:limit] + sw(0x6100 | min(len(self.pending), 256) & 0xFF)
 
+    def chained(self, cla, ins, p1, p2, data):
+        """Command chaining (ISO 7816-4 5.1.1, CLA bit 10; gpg sends the key import this way):
+        None while more is to come, else the whole data. A read-only card drops the parts."""
+        if cla & 0x10:
+            if self.applet:
+                head = (ins, p1, p2)
+                before = self.chain[1] if self.chain and self.chain[0] == head else b""
+                self.chain = (head, before + bytes(data))
+            return None
+        if self.chain and self.chain[0] == (ins, p1, p2):
+            data = self.chain[1] + bytes(data)
+        self.chain = None
+        return data
+
     def send_pending(self, le):
         if not self.pending:
             return sw(0x6985)
@@ -340,7 +393,11 @@ class OpenPGPCard:
 
     def dispatch(self, cla, ins, p1, p2, data):
         if ins == 0xA4 and p1 == 0x04:
-            return self.select(data)
+            return self.select_in_use(data) if self.applet else self.select(data)
+        if ins == 0xA4 and self.applet and "select_mf" in self.sec.rules and data == b"\x3f\x00":
+            self.sec.event("select_mf")  # Gnuk: SELECT of the MF by its file id
+            self.selected = None
+            return b"", 0x9000
         if self.selected == "openpgp":
             if ins == 0xCA:
                 if self.wrong_status is not None:
@@ -353,7 +410,8 @@ class OpenPGPCard:
                 return self.public_key(name)
             if ins == 0xF1 and self.is_yubikey:
                 return bytes(self.firmware()), 0x9000
-            return b"", 0x6D00
+            used = self.use_command(ins, p1, p2, data) if self.applet else None
+            return used if used is not None else (b"", 0x6D00)
         if self.selected == "mgmt":
             if ins == 0x1D:
                 return self.yubikey_device_info(), 0x9000
@@ -363,6 +421,25 @@ class OpenPGPCard:
                 return int(self.profile.get("yubikey", {}).get("serial", 0)).to_bytes(4, "big"), 0x9000
             return b"", 0x6D00
         return b"", 0x6D00
+
+    def select_in_use(self, aid):
+        """SELECT on a card in use: the applet's rule for a SELECT of OpenPGP and of another
+        application it holds; an AID it does not hold answers 6A82 and changes nothing: no
+        application was deselected (opcard-rs, Gnuk; a Java Card hands such a SELECT to the
+        selected applet as an ordinary command, which keeps its state too)."""
+        aid = bytes(aid)
+        rules = self.sec.rules
+        if aid[:6] == AID_OPENPGP_PREFIX:
+            self.sec.event("select_openpgp")
+            self.selected = "openpgp"
+            return b"", 0x9000
+        if aid.hex().upper() not in rules["other_aids"]:
+            return b"", 0x6A82
+        self.sec.event("select_other")
+        if aid in (AID_YUBICO_MGMT, AID_YUBICO_OTP):
+            return self.select(aid)
+        self.selected = "other"
+        return b"", 0x9000
 
     def select(self, aid):
         aid = bytes(aid)
