@@ -11,6 +11,9 @@ makes big public keyrings for benchmarks.
 gpg-agent is our child (`--daemon --no-detach`), started with
 PCSCLITE_CSOCK_NAME so its scdaemon talks to the bed's pcscd;
 scdaemon.conf has disable-ccid and pcsc-shared.  Does not touch ~/.gnupg.
+For a card in use: gpg-agent asks the bed's scripted pinentry
+(use_scripted_pinentry()), subkeys go to the card with keytocard as users move
+them, gpg_user() runs gpg without loopback, ssh_allow() offers a key to ssh.
 """
 
 import hashlib
@@ -26,6 +29,7 @@ from .profiles import load as load_profile
 DAY = 86400
 USAGE = {"sig": "sign", "enc": "encr", "aut": "auth"}
 ALGO = {"sig": "ed25519", "enc": "cv25519", "aut": "ed25519"}
+CARD_SLOT_CHOICE = {"sig": "1", "enc": "2", "aut": "3"}  # keytocard's "where to store the key"
 
 
 def stub_names_card(stub_serial, aid):
@@ -337,6 +341,114 @@ class Keyring:
         return self.gpg("--import", input=data)
 
 
+    # ---- a card in use: keys moved the way users do, a pinentry that counts --------------
+    def use_scripted_pinentry(self, user="123456", admin="12345678", ssh=True):
+        """gpg-agent asks the bed's scripted pinentry (and, with ssh, serves ssh-agent requests):
+        written into gpg-agent.conf, the agent stopped so the next gpg starts it with it. Returns
+        the ScriptedPinentry (answers, prompts())."""
+        from .pinentry import ScriptedPinentry
+        pin = ScriptedPinentry(self.home, user=user, admin=admin)
+        with open(os.path.join(self.home, "gpg-agent.conf"), "a") as f:
+            f.write(f"pinentry-program {pin.program}\n")
+            if ssh:
+                f.write("enable-ssh-support\n")
+        if self.agent_pid:
+            self.stop()
+        self.pinentry = pin
+        return pin
+
+
+    def gpg_user(self, *args, input=None, check=True, timeout=60, env=None):
+        """gpg as a user runs it: no loopback, PINs come from the agent's pinentry."""
+        self.start_agent()
+        argv = ["gpg", "--homedir", self.home, "--batch", "--yes"] + list(args)
+        r = subprocess.run(argv, input=input, capture_output=True, timeout=timeout,
+                           env=dict(self._env(), **(env or {})))
+        if check and r.returncode != 0:
+            raise RuntimeError(f"gpg {' '.join(args)} failed: {r.stderr.decode(errors='replace')}")
+        return r
+
+
+    def create_key_algos(self, uid, algos):
+        """A cert-only ed25519 primary plus one never-expiring subkey per slot with the given
+        algorithm ({"sig": "rsa2048", ...}); the same result as create_key()."""
+        self.gpg("--quick-gen-key", uid, "ed25519", "cert", "never")
+        fpr = self.fingerprint(uid)
+        out = {"fpr": fpr}
+        for slot, algo in algos.items():
+            before = set(self.subkeys(fpr))
+            self.gpg("--quick-add-key", fpr, algo, USAGE[slot], "never", timeout=120)
+            out[slot] = [s for s in self.subkeys(fpr) if s not in before][0]
+        return out
+
+
+    def edit_key(self, fpr, replies, timeout=60):
+        """gpg --edit-key driven through --command-fd/--status-fd: `replies` maps a prompt keyword
+        (keyedit.prompt, cardedit.genkeys.storekeytype, ...) to the list of lines to answer it
+        with, in order; a GET_BOOL not listed is answered "y". Returns (rc, status lines)."""
+        self.start_agent()
+        argv = ["gpg", "--homedir", self.home, "--command-fd", "0", "--status-fd", "1",
+                "--no-tty", "--edit-key", fpr]
+        p = procs.spawn("gpg-edit-key", argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, env=self._env(), text=True)
+        queues = {k: list(v) for k, v in replies.items()}
+        status = []
+        end = time.monotonic() + timeout
+        try:
+            for line in p.stdout:
+                status.append(line.rstrip("\n"))
+                f = line.split()
+                if len(f) >= 3 and f[1] in ("GET_LINE", "GET_BOOL", "GET_HIDDEN"):
+                    q = queues.get(f[2])
+                    answer = q.pop(0) if q else ("y" if f[1] == "GET_BOOL" else "quit")
+                    p.stdin.write(answer + "\n")
+                    p.stdin.flush()
+                if time.monotonic() > end:
+                    break
+            return p.wait(timeout=max(1, end - time.monotonic())), status
+        finally:
+            procs.stop(p)
+
+
+    def keytocard(self, key, slot):
+        """Move `key`'s subkey for `slot` to the inserted card with keytocard, as a user does
+        (the Admin PIN through the pinentry); saved. Returns gpg's status lines."""
+        n = self.subkeys(key["fpr"]).index(key[slot]) + 1
+        rc, status = self.edit_key(key["fpr"], {
+            "keyedit.prompt": [f"key {n}", "keytocard", "save"],
+            "cardedit.genkeys.storekeytype": [CARD_SLOT_CHOICE[slot]]})
+        if rc != 0:
+            raise RuntimeError(f"keytocard {slot} failed (rc {rc}): " + " | ".join(status[-8:]))
+        return status
+
+
+    def ssh_socket(self):
+        r = subprocess.run(["gpgconf", "--homedir", self.home, "--list-dirs", "agent-ssh-socket"],
+                           capture_output=True, text=True, env=self._env(), check=True)
+        return r.stdout.strip()
+
+
+    def ssh_allow(self, fpr):
+        """Offer the (sub)key with this fingerprint to ssh clients: its keygrip in sshcontrol."""
+        grip = [g for f, g in self.all_keygrips().items() if f == fpr][0]
+        with open(os.path.join(self.home, "sshcontrol"), "a") as f:
+            f.write(grip + "\n")
+        return grip
+
+
+    def all_keygrips(self):
+        r = self.gpg("--with-colons", "--with-keygrip", "--list-keys")
+        out, last = {}, None
+        for line in r.stdout.decode().splitlines():
+            f = line.split(":")
+            if f[0] == "fpr":
+                last = f[9]
+            elif f[0] == "grp" and last:
+                out[last] = f[9]
+                last = None
+        return out
+
+
 def make_pubring(n, cache_dir="/tmp/keyctlbed-cache"):
     """Path of a binary public keyring (gpg --export format) with n keys
     (ed25519 primary + cv25519 subkey each), built once and cached under
@@ -365,3 +477,4 @@ def make_pubring(n, cache_dir="/tmp/keyctlbed-cache"):
         kr.stop()
         shutil.rmtree(kr.home, ignore_errors=True)
     return path
+
