@@ -82,6 +82,12 @@ class Run:
         self.card.phase(name)
         return name
 
+    def check_verifies(self, phase, p0):
+        """Each PIN typed is one VERIFY on the card, none sent without a prompt."""
+        n = self.card.phase_counts().get(phase, {}).get("VERIFY", 0)
+        typed = sum(1 for x in self.pin.prompts()[p0:] if x["answer"] != "cancel")
+        check(n == typed, f"{self.algo}: {phase}: {n} VERIFY on the card for {typed} PINs typed")
+
     # ---- keytocard ---------------------------------------------------------------------
     def keytocard(self):
         self.phase("keytocard")
@@ -99,6 +105,7 @@ class Run:
                   f"{self.algo}: the card holds the {slot} key, fingerprint "
                   f"{s.get('fingerprint')}", {k: v for k, v in s.items() if k != "private"})
         want = 4 if self.algo == "ed25519" else 1
+        self.check_verifies("keytocard", 0)
         check(self.prompts("admin") == want and self.prompts("user") == 0,
               f"{self.algo}: keytocard of 3 keys asked the Admin PIN {want} times, the PIN never",
               self.pin.prompts())
@@ -124,6 +131,7 @@ class Run:
         check(self.sigcount() == before + SIGNATURES,
               f"{self.algo}: the signature counter moved by {SIGNATURES}",
               f"{before} -> {self.sigcount()}")
+        self.check_verifies("sign", p0)
         check(self.prompts() - p0 == 1, f"{self.algo}: {SIGNATURES} signatures, one PIN prompt",
               self.pin.prompts()[p0:])
 
@@ -138,6 +146,7 @@ class Run:
             check(d.returncode == 0 and d.stdout == data,
                   f"{self.algo}: gpg --decrypt {i + 1} on the card gives the plaintext back",
                   d.stderr.decode(errors="replace")[-600:])
+        self.check_verifies("decrypt", p0)
         check(self.prompts() - p0 == 1, f"{self.algo}: two decryptions, one PIN prompt (PW1 82)",
               self.pin.prompts()[p0:])
         check(self.sigcount() == sig0, f"{self.algo}: decrypting signs nothing (counter kept)")
@@ -160,6 +169,7 @@ class Run:
               "git verify-commit accepts it", r.stderr[-800:])
         check(self.sigcount() == sig0 + 1, f"{self.algo}: git's signature counted once",
               f"{sig0} -> {self.sigcount()}")
+        self.check_verifies("git", p0)
         check(self.prompts() == p0, f"{self.algo}: git commit -S asked no PIN (PW1 still valid)",
               self.pin.prompts()[p0:])
 
@@ -193,6 +203,7 @@ class Run:
         counts = self.card.phase_counts().get("ssh", {})
         check(counts.get("INTERNAL AUTHENTICATE", 0) >= 1,
               f"{self.algo}: the ssh signature was INTERNAL AUTHENTICATE on the card", counts)
+        self.check_verifies("ssh", p0)
         check(self.prompts() == p0 and self.sigcount() == sig0,
               f"{self.algo}: ssh asked no PIN (PW1 82 verified) and counted no signature",
               self.pin.prompts()[p0:])
@@ -219,6 +230,7 @@ class Run:
         check(r.returncode == 0 and self.retries() == r0,
               f"{self.algo}: the right PIN signs and the counter is back to {r0}",
               r.stderr.decode(errors="replace")[-500:])
+        self.check_verifies("wrong-pin", p0)
         check(self.prompts() - p0 == 2 and self.sigcount() == sig0 + 1,
               f"{self.algo}: two prompts (wrong, right), one signature counted",
               self.pin.prompts()[p0:])
