@@ -53,6 +53,8 @@ struct pcsc_watch {
 	uint64_t backoff_usec; /* the wait before the next attempt; 0: at once */
 	struct watch_hooks hooks;
 	bool settled; /* the first look is complete, and the hook was told */
+	sd_event_source *nudge_source; /* repeats SCardCancel until the worker took a rescan */
+	unsigned nudges;
 
 	pthread_t thread;
 	bool thread_running;

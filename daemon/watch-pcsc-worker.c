@@ -335,6 +335,12 @@ void *pcsc_worker_main(void *p)
 		st[n].szReader = PNP_READER;
 		st[n].dwCurrentState = pnp_state;
 
+		/* A rescan asked in this pass (Reload, resume): its SCardCancel found no wait. */
+		pthread_mutex_lock(&w->lock);
+		rescan = w->rescan;
+		pthread_mutex_unlock(&w->lock);
+		if (rescan)
+			continue;
 		rv = SCardGetStatusChange(ctx, INFINITE, st, (DWORD)(n + 1));
 		if (pcsc_watch_is_stopping(w))
 			break;

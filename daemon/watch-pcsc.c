@@ -68,6 +68,8 @@
 #define SOCKET_RETRY_USEC 100000ULL
 #define BACKOFF_FIRST_USEC (1 * 1000000ULL)
 #define BACKOFF_MAX_USEC (300 * 1000000ULL)
+#define NUDGE_USEC 100000ULL
+#define NUDGES_MAX 20 /* 2 s of them */
 
 /* ---- loop side --------------------------------------------------------------------------- */
 
@@ -402,6 +404,50 @@ void pcsc_watch_kick(struct pcsc_watch *w)
 		try_start(w);
 }
 
+/* pcsc-lite drops an SCardCancel that finds no SCardGetStatusChange in progress (winscard_clnt.c,
+ * `cancellable`): one sent while the worker was between its check of `rescan` and its next wait
+ * would leave the request waiting for the next reader event. Cancel again until the worker has
+ * taken it, a bounded number of times; the worker also looks again just before it waits. */
+static int nudge_later(sd_event_source *s)
+{
+	int r = sd_event_source_set_time_relative(s, NUDGE_USEC);
+
+	/* A one-shot timer is off once it has fired. */
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int on_nudge(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct pcsc_watch *w = userdata;
+	bool pending;
+
+	pthread_mutex_lock(&w->lock);
+	pending = w->rescan;
+	if (pending && w->ctx_valid)
+		(void)SCardCancel(w->ctx);
+	pthread_mutex_unlock(&w->lock);
+	if (!pending || ++w->nudges >= NUDGES_MAX)
+		return 0;
+	return nudge_later(s);
+}
+
+static void arm_nudge(struct pcsc_watch *w)
+{
+	int r;
+
+	w->nudges = 0;
+	if (w->nudge_source)
+		r = nudge_later(w->nudge_source);
+	else {
+		r = sd_event_add_time_relative(w->event, &w->nudge_source, CLOCK_MONOTONIC,
+		                               NUDGE_USEC, 0, on_nudge, w);
+		if (r >= 0)
+			(void)sd_event_source_set_description(w->nudge_source, "pcsc-rescan");
+	}
+	if (r < 0)
+		log_debug_errno(r, "PC/SC: cannot arm the rescan timer, ignoring: %m");
+}
+
 int pcsc_watch_rescan(struct pcsc_watch *w)
 {
 	pthread_mutex_lock(&w->lock);
@@ -409,6 +455,7 @@ int pcsc_watch_rescan(struct pcsc_watch *w)
 	if (w->ctx_valid)
 		(void)SCardCancel(w->ctx);
 	pthread_mutex_unlock(&w->lock);
+	arm_nudge(w);
 	return 0;
 }
 
@@ -439,6 +486,7 @@ struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)
 		w->thread_running = false;
 	}
 	disarm_wait(w);
+	w->nudge_source = sd_event_source_disable_unref(w->nudge_source);
 	w->wake = loop_wake_detach(w->wake);
 	while (w->queue) {
 		struct msg *m = w->queue;
