@@ -19,6 +19,7 @@
 #include "watch-git.h"
 #include "watch-keyring.h"
 #include "watch-pcsc.h"
+#include "watch-sleep.h"
 #include "watch-udev.h"
 #include "watch-upstream-schedule.h"
 #include "watch-upstream.h"
@@ -41,6 +42,7 @@ struct daemon {
 	struct model *model;
 	struct server *server;
 	struct pcsc_watch *pcsc;
+	struct sleep_watch *sleep;
 	struct udev_watch *udev;
 	struct keyring_watch *keyring;
 	struct git_watch *git;

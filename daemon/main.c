@@ -35,6 +35,7 @@
 #include "log.h"
 #include "model.h"
 #include "watch-pcsc.h"
+#include "watch-sleep.h"
 #include "card-scd.h"
 #include "server.h"
 #include "state.h"
@@ -587,6 +588,31 @@ static void start_pcsc(struct daemon *d)
 	}
 }
 
+/* logind's PrepareForSleep: no card is read while the system sleeps, and every one is read again
+ * when it resumes, since any may have been swapped meanwhile. */
+static void on_sleep(bool asleep, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (asleep)
+		log_info("System goes to sleep: no token is read until it resumes");
+	else
+		log_info("System resumed: reading every token again");
+	if (d->pcsc)
+		pcsc_watch_set_asleep(d->pcsc, asleep);
+}
+
+static void start_sleep(struct daemon *d)
+{
+	int r = sleep_watch_new(d->event, on_sleep, d, &d->sleep);
+
+	/* Containers and ssh logins have no system bus: nothing to follow, nothing wrong. */
+	if (r == -ENOMEM)
+		log_warning_errno(r, "Failed to follow suspend and resume, ignoring: %m");
+	else if (r < 0)
+		log_debug_errno(r, "No system bus (%m): suspend and resume are not followed");
+}
+
 static void start_udev(struct daemon *d)
 {
 	int r;
@@ -646,12 +672,14 @@ static int daemon_start(struct daemon *d)
 	daemon_upstream_start(d, home);
 	start_pcsc(d);
 	start_udev(d);
+	start_sleep(d);
 	return 0;
 }
 
 static void daemon_stop(struct daemon *d)
 {
 	/* Watchers first: their threads may still post into the model. */
+	d->sleep = sleep_watch_free(d->sleep);
 	d->udev = udev_watch_free(d->udev);
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);

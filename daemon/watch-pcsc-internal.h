@@ -64,6 +64,10 @@ struct pcsc_watch {
 	bool ctx_valid;
 	bool stopping;
 	bool rescan;
+	/* Between PrepareForSleep(true) and (false): no read starts. sleep_gen moves at each sleep,
+	 * so a read begun before it is known as cut by it. */
+	bool asleep;
+	unsigned sleep_gen;
 	struct msg *queue, **queue_tail;
 
 	/* loop side only: readers that have a PC/SC sighting in the model */

@@ -111,9 +111,11 @@ static void probe_scdaemon(struct pcsc_watch *w, const char *reader, struct toke
 		log_debug("PC/SC: asking scdaemon about %s: %s", reader, err);
 }
 
-static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
+/* Reads the card in s into t: its data, or the error that stopped the read. Returns 0 when t is
+ * to be reported, -EAGAIN when there is nothing to say (pcscd or the card went away before
+ * anything was read: the next state change says so). */
+static int read_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, struct token *t)
 {
-	_cleanup_(freep) struct token *t = calloc(1, sizeof(*t));
 	_cleanup_(freep) struct openpgp_card *card = calloc(1, sizeof(*card));
 	bool exclusive = ev & SCARD_STATE_EXCLUSIVE;
 	bool scd_first = exclusive || ((ev & SCARD_STATE_INUSE) && scd_agent_running(w->gnupghome));
@@ -121,24 +123,22 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 	uint16_t sw = 0;
 	int r = -EBUSY;
 
-	if (!t || !card)
-		return;
+	if (!card)
+		return -EAGAIN;
 	strcpy_trunc(t->reader, sizeof(t->reader), s->name);
 
 	if (ev & SCARD_STATE_MUTE) {
 		pcsc_token_from_card(s->name, NULL, t);
 		snprintf(t->error, sizeof(t->error), "card does not answer (mute)");
-		post(w, MSG_CARD, s->name, t);
-		s->reported = true;
-		return;
+		return 0;
 	}
 
 	if (!scd_first) {
 		r = card_pcsc_read(s->name, stopping, w, card, &sw, &s->stuck);
 		if (r == -ESHUTDOWN || pcsc_watch_is_stopping(w))
-			return; /* pcscd went away: the next wait says so */
+			return -EAGAIN; /* pcscd went away: the next wait says so */
 		if (r == -ENODEV && !card->aid[0])
-			return; /* gone before we got anything: the next state change says so */
+			return -EAGAIN; /* gone before we got anything */
 		if (r >= 0 || r == -ENOENT)
 			t->read_path = READ_PATH_PCSC;
 	}
@@ -154,7 +154,7 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 			memset(card, 0, sizeof(*card));
 			r = card_pcsc_read(s->name, stopping, w, card, &sw, &s->stuck);
 			if (r == -ESHUTDOWN || pcsc_watch_is_stopping(w))
-				return;
+				return -EAGAIN;
 			if (r >= 0 || r == -ENOENT)
 				t->read_path = READ_PATH_PCSC;
 		} else
@@ -180,10 +180,38 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 		else if (r < 0)
 			card_pcsc_error_text(r, sw, t->error, sizeof(t->error));
 	}
-	if (r < 0 && r != -ENOENT)
-		log_debug("PC/SC: reading %s: %s", s->name, t->error);
-	else if (t->has_openpgp && t->read_path == READ_PATH_PCSC)
+	if (r >= 0 && t->has_openpgp && t->read_path == READ_PATH_PCSC)
 		probe_scdaemon(w, s->name, t);
+	return 0;
+}
+
+/* The sleep generation while the system is awake, -1 while it sleeps. */
+static int64_t awake_gen(struct pcsc_watch *w)
+{
+	int64_t gen;
+
+	pthread_mutex_lock(&w->lock);
+	gen = w->asleep ? -1 : (int64_t)w->sleep_gen;
+	pthread_mutex_unlock(&w->lock);
+	return gen;
+}
+
+/* gen: awake_gen() when the read was decided. */
+static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, int64_t gen)
+{
+	_cleanup_(freep) struct token *t = calloc(1, sizeof(*t));
+
+	if (!t || read_card(w, s, ev, t) < 0)
+		return;
+	if (awake_gen(w) != gen) {
+		/* The system slept during the read: what it says (the card gone, the reader reset)
+		 * is the sleep's doing, not the card's. The resume reads the card again. */
+		log_debug("PC/SC: the read of %s was cut by sleep, dropped", s->name);
+		s->have_read = false;
+		return;
+	}
+	if (t->error[0])
+		log_debug("PC/SC: reading %s: %s", s->name, t->error);
 	post(w, MSG_CARD, s->name, t);
 	s->reported = true;
 }
@@ -191,6 +219,7 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev)
 static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, bool rescan)
 {
 	unsigned counter = (unsigned)(ev >> 16);
+	int64_t gen;
 
 	if ((ev & (SCARD_STATE_UNKNOWN | SCARD_STATE_UNAVAILABLE | SCARD_STATE_IGNORE)) ||
 	    !(ev & SCARD_STATE_PRESENT)) {
@@ -204,6 +233,12 @@ static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, 
 	 * event counter, or a rescan is a reason to read. */
 	if (s->have_read && s->counter == counter && !rescan)
 		return;
+	gen = awake_gen(w);
+	if (gen < 0) {
+		/* Asleep: the resume reads every card (pcsc_watch_set_asleep). */
+		s->have_read = false;
+		return;
+	}
 	if (s->stuck) {
 		if (!card_pcsc_read_finished(s->stuck))
 			return; /* the silent read still holds the reader: wait for the next change
@@ -213,7 +248,7 @@ static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, 
 	}
 	s->counter = counter;
 	s->have_read = true;
-	report_card(w, s, ev);
+	report_card(w, s, ev, gen);
 }
 
 /* Lists the readers; keeps the state of readers seen before, reports vanished ones as gone. */

@@ -33,7 +33,10 @@
  * never looks absent. pcscd --auto-exit (Debian's pcscd.service) arms its 60 s exit alarm only
  * when its list of client contexts becomes empty (winscard_svc.c), so the context this watcher
  * holds keeps pcscd running for as long as keyctld runs. After suspend/resume pcscd may drop and
- * re-add readers; the PnP pseudo reader reports both, and the readers are listed anew.
+ * re-add readers; the PnP pseudo reader reports both, and the readers are listed anew. While the
+ * system sleeps (pcsc_watch_set_asleep(), from logind's PrepareForSleep through main.c) no read
+ * starts, a read the sleep cut is dropped rather than reported as an error, and on resume every
+ * present card is read again, as if inserted anew: a card swapped meanwhile is seen at once.
  *
  * Does not: read a card itself (card-pcsc.c, card-scd.c), merge sightings (model.c), or log above
  * debug.
@@ -457,6 +460,20 @@ int pcsc_watch_rescan(struct pcsc_watch *w)
 	pthread_mutex_unlock(&w->lock);
 	arm_nudge(w);
 	return 0;
+}
+
+void pcsc_watch_set_asleep(struct pcsc_watch *w, bool asleep)
+{
+	pthread_mutex_lock(&w->lock);
+	w->asleep = asleep;
+	if (asleep)
+		w->sleep_gen++;
+	pthread_mutex_unlock(&w->lock);
+	/* Every card, changed or not: the reads skipped while asleep are owed, and pcscd may not
+	 * report a card swapped during the sleep as a change at all (a reader that lost power
+	 * comes back in the state it had). */
+	if (!asleep)
+		(void)pcsc_watch_rescan(w);
 }
 
 struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)

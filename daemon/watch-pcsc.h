@@ -39,3 +39,8 @@ void pcsc_watch_kick(struct pcsc_watch *w);
 
 /* Re-reads every present card at the next occasion (e.g. after resume). */
 int pcsc_watch_rescan(struct pcsc_watch *w);
+
+/* The system is about to sleep (true): no card read starts until it resumes, and a read the
+ * sleep cuts is dropped, never reported as an error. Resumed (false): every present card is read
+ * again, as if it had been inserted anew, since any may have been swapped meanwhile. */
+void pcsc_watch_set_asleep(struct pcsc_watch *w, bool asleep);
