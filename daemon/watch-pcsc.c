@@ -424,9 +424,11 @@ static int on_nudge(sd_event_source *s, uint64_t usec, void *userdata)
 	struct pcsc_watch *w = userdata;
 	bool pending;
 
+	/* Without a context (pcscd away) there is no wait to cancel: the worker sees `rescan`
+	 * when it starts again, and the loop stays quiet meanwhile. */
 	pthread_mutex_lock(&w->lock);
-	pending = w->rescan;
-	if (pending && w->ctx_valid)
+	pending = w->rescan && w->ctx_valid;
+	if (pending)
 		(void)SCardCancel(w->ctx);
 	pthread_mutex_unlock(&w->lock);
 	if (!pending || ++w->nudges >= NUDGES_MAX)
