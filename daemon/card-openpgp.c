@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Reads the OpenPGP card application (OpenPGP card 3.4) through a struct card_transport: SELECT
- * by AID, GET DATA 6E, then one by one whatever 6E lacked (4F, C4, C5, CD, C1-C3, D6-D8: old
- * cards keep them outside), Yubico's GET VERSION on YubiKeys, and the optional 7A, 65, 5F50,
- * with 61xx/6Cxx handling for cards that answer in pieces. card-do.c turns the bytes into
- * struct openpgp_card. Over scdaemon (t->get_data_only) the application is scdaemon's to select:
- * only GET DATA and GET RESPONSE are sent, so both read paths share every parser.
+ * by AID unless it is selected already (openpgp_selected()), GET DATA 6E, then one by one whatever
+ * 6E lacked (4F, C4, C5, CD, C1-C3, D6-D8: old cards keep them outside), Yubico's GET VERSION on
+ * YubiKeys, and the optional 7A, 65, 5F50, with 61xx/6Cxx handling for cards that answer in pieces.
+ * card-do.c turns the bytes into struct openpgp_card. Over scdaemon (t->get_data_only) the
+ * application is scdaemon's to select: only GET DATA and GET RESPONSE are sent, so both read paths
+ * share every parser.
  *
  * A broken answer is noted in ret->error ("C5: 50 bytes, not 3 or 4 fingerprints") and the rest
  * is still read; only a missing AID, PW status or fingerprint list fails the read.
@@ -337,6 +338,29 @@ static int read_application_data(const struct card_transport *t, struct openpgp_
 	return 0;
 }
 
+/*
+ * Whether OpenPGP is the application selected now: its AID answers GET DATA 4F (yubikit reads
+ * it so, openpgp.py get_aid). A SELECT, even of OpenPGP again, can make a card forget a PIN that
+ * a program verified: SmartPGP clears every PW on process() of a SELECT (SmartPGPApplet.java,
+ * clearConnection), and GnuPG assumes a YubiKey does (scd/app-openpgp.c do_reselect() zeroes
+ * did_chv1..3). With scdaemon in pcsc-shared mode, the user's next signature then fails "Bad PIN"
+ * until scdaemon restarts: the bed showed it for a Reload {full}. So keyctld selects only when
+ * another application, or none, is selected, and the PIN state is already gone. Another
+ * application refuses INS CA (PIV reads with CB, OATH and OTP know neither): a SELECT follows.
+ */
+static bool openpgp_selected(const struct card_transport *t)
+{
+	uint8_t buf[CARD_RESPONSE_MAX];
+	const uint8_t *p = buf;
+	size_t len;
+	uint16_t sw;
+
+	if (get_data(t, 0x004f, buf, sizeof(buf), &len, &sw) < 0 || sw != SW_OK)
+		return false;
+	card_unwrap(0x004f, &p, &len);
+	return len == 16 && memcmp(p, card_openpgp_aid_prefix, CARD_AID_PREFIX_LEN) == 0;
+}
+
 int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret)
 {
 	struct card_dos dos = {};
@@ -344,7 +368,7 @@ int card_read_openpgp(const struct card_transport *t, struct openpgp_card *ret)
 
 	memset(ret, 0, sizeof(*ret));
 
-	if (!t->get_data_only) {
+	if (!t->get_data_only && !openpgp_selected(t)) {
 		r = select_application(t, ret);
 		if (r < 0)
 			return r;

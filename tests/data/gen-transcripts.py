@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Writes the APDU transcripts tests/data/*.apdu and the fuzz seeds under tests/fuzz/corpus/
-{tlv,card-openpgp}/ from card descriptions below, encoded per OpenPGP card 3.4 (4.4.1 DOs,
+{card-tlv,card-openpgp}/ from card descriptions below, encoded per OpenPGP card 3.4 (4.4.1 DOs,
 4.4.3.9 algorithm attributes with the RFC 6637 OIDs, 4.4.3.6 user interaction flags).
 
 A transcript is what keyctl sends ("> ") and what the card answers ("< "); test-card-openpgp.c
@@ -18,6 +18,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "fuzz", "corpus")
 
 SELECT = "00A4040006D2760001240100"
+# GET DATA 4F before any SELECT: is OpenPGP selected already (by scdaemon, say)? keyctld then
+# sends no SELECT, which could make the card forget a PIN verified by another program.
+PROBE = "00CA004F00"
+NOT_SELECTED = 0x6D00  # what a card answers with no application, or another one, selected
 
 ALGO = {
     "rsa2048": "010800002000",
@@ -141,9 +145,23 @@ class Transcript:
             f.write(seed)
 
 
-def read_card(tr, card, uif_answers=None, optional=True):
-    tr.comment("SELECT the OpenPGP application by its RID + application byte")
-    tr.send(SELECT)
+def probe(tr, selected=None):
+    """GET DATA 4F first; answered with the AID when OpenPGP is selected already."""
+    if selected is None:
+        tr.comment("GET DATA 4F: no application selected yet (6D00), so a SELECT follows")
+        tr.send(PROBE, b"", NOT_SELECTED)
+    else:
+        tr.comment("GET DATA 4F: OpenPGP is selected already (its AID answers): no SELECT")
+        tr.send(PROBE, tlv(0x4F, selected))
+
+
+def read_card(tr, card, uif_answers=None, optional=True, selected=False):
+    if selected:
+        probe(tr, aid(card))
+    else:
+        probe(tr)
+        tr.comment("SELECT the OpenPGP application by its RID + application byte")
+        tr.send(SELECT)
     tr.comment("GET DATA 6E: application related data (the AID, C1-C5, CD, and D6-D8 on new cards)")
     tr.send("00CA006E00", app_related(card))
     if not card.get("uif_in_6e"):
@@ -214,7 +232,7 @@ CHAINING = {
 
 def main():
     os.makedirs(os.path.join(CORPUS, "card-openpgp"), exist_ok=True)
-    os.makedirs(os.path.join(CORPUS, "tlv"), exist_ok=True)
+    os.makedirs(os.path.join(CORPUS, "card-tlv"), exist_ok=True)
 
     tr = Transcript("yubikey5", "YubiKey 5 NFC, firmware 5.4.3: ed25519/cv25519/ed25519, touch on "
                     "for signing; 6E is 275 bytes, so it arrives as 256 + 61 13")
@@ -237,6 +255,7 @@ def main():
 
     tr = Transcript("wrong-le", "Card answering 6Cxx (wrong Le) to GET DATA 6E: resent once with "
                     "the Le it asked for")
+    probe(tr)
     tr.comment("SELECT")
     tr.send(SELECT)
     data = app_related(NITROKEY)
@@ -251,11 +270,30 @@ def main():
     tr.write()
 
     tr = Transcript("no-openpgp", "A card without the OpenPGP application (a PIV-only token)")
+    probe(tr)
     tr.send(SELECT, b"", 0x6A82)
+    tr.write()
+
+    tr = Transcript("selected", "YubiKey whose OpenPGP application scdaemon selected (and may have "
+                    "verified a PIN on): GET DATA 4F answers the AID, and no SELECT is sent")
+    read_card(tr, YUBIKEY, selected=True)
+    tr.write()
+
+    tr = Transcript("other-selected", "YubiKey with another application selected (PIV): GET DATA "
+                    "4F answered 6D00, an AID-like answer of the wrong application is no AID")
+    tr.comment("GET DATA 4F answered by another application with a 16-byte value that is no "
+               "OpenPGP AID: a SELECT follows")
+    tr.send(PROBE, tlv(0x4F, bytes.fromhex("A000000308000010000100") + bytes(5)))
+    tr.comment("SELECT the OpenPGP application by its RID + application byte")
+    tr.send(SELECT)
+    tr.send("00CA006E00", app_related(YUBIKEY))
+    tr.send("00F1000000", bytes.fromhex("050403"))
+    read_optional(tr, YUBIKEY)
     tr.write()
 
     tr = Transcript("malformed-6e", "6E whose C5 claims 60 bytes and has 20: the rest is still "
                     "read, C5 asked for alone (6A88), and the read fails with -EBADMSG")
+    probe(tr)
     tr.send(SELECT)
     tr.send("00CA006E00", app_related(NITROKEY, truncate=True))
     tr.comment("C5 and CD were cut off in 6E: asked for on their own, and the card has neither")
@@ -267,6 +305,7 @@ def main():
     tr.write()
 
     tr = Transcript("unplugged", "YubiKey pulled out while 7A was being read: -ENODEV")
+    probe(tr)
     tr.send(SELECT)
     tr.send("00CA006E00", app_related(YUBIKEY))
     tr.send("00F1000000", bytes.fromhex("050403"))
@@ -286,13 +325,13 @@ def main():
         "long-length": bytes.fromhex("C18300000100"),
     }
     for name, data in seeds.items():
-        for d in ("tlv", "card-openpgp"):
+        for d in ("card-tlv", "card-openpgp"):
             with open(os.path.join(CORPUS, d, name), "wb") as f:
                 f.write(data)
     deep = b"\x01"
     for _ in range(12):
         deep = tlv(0x73, deep)
-    with open(os.path.join(CORPUS, "tlv", "too-deep"), "wb") as f:
+    with open(os.path.join(CORPUS, "card-tlv", "too-deep"), "wb") as f:
         f.write(deep)
 
 
