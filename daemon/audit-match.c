@@ -66,6 +66,7 @@ void audit_match(const struct token *tokens, size_t n_tokens, struct key *keys, 
 				}
 			}
 			s->token_id[0] = 0;
+			s->token_present = best && best->present;
 			if (best)
 				strcpy_trunc(s->token_id, sizeof(s->token_id), best->id);
 		}

@@ -78,12 +78,16 @@ static const struct subkey *replacement(const struct key *k, const struct subkey
 }
 
 /* The card is what signs: s lives on a card (its stub names the serial) and its replacement is
- * not on that card, so until it is moved there the old subkey is still the one in use. */
+ * not on that card, so until it is moved there the old subkey is still the one in use. Unless
+ * the user now carries the replacement's card and not the old one (a new token took over): the
+ * card plugged in is the one that signs. */
 static bool replacement_off_card(const struct subkey *s, const struct subkey *o)
 {
 	if (s->secret != SECRET_CARD || isempty(s->card_serial))
 		return false;
 	if (o->secret == SECRET_CARD && strcasecmp(o->card_serial, s->card_serial) == 0)
+		return false;
+	if (!isempty(o->token_id) && o->token_present && !s->token_present)
 		return false;
 	return isempty(s->token_id) || !streq(o->token_id, s->token_id);
 }

@@ -26,7 +26,8 @@ struct expiry_policy expiry_policy_from_config(const struct config *cfg);
  * same key that is newer, does at least its uses (sign, encrypt, authenticate), is neither
  * revoked nor expired and expires later or never; a replaced or revoked subkey, and every
  * subkey of a key named in [keyring] retired, count as LEVEL_OK. Exception: a replaced subkey
- * whose stub names a card that its replacement is not on counts, at most as LEVEL_WARNING. A
+ * whose stub names a card that its replacement is not on counts, at most as LEVEL_WARNING,
+ * unless the replacement's token is present and the old one's is not (token_present). A
  * key's level is the worst over its uses (and its primary key) of the best counted subkey for
  * that use. A revoked or retired key is LEVEL_OK: revocation is reported on its own.
  */

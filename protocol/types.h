@@ -180,6 +180,9 @@ struct subkey {
 	/* Daemon-side, not on the wire: the level the ack lowered to ok (set when acked), which the
 	 * finding keeps showing so that the ack is weighed against it. */
 	enum level acked_level;
+	/* Daemon-side, not on the wire: the token that holds it (token_id) is plugged in now
+	 * (audit_match()). */
+	bool token_present;
 	/* Daemon-side, not on the wire: its level by the clock alone, before what counts lowered
 	 * it. The audit's "has it expired" reads this one. */
 	enum level expiry_level;

@@ -281,6 +281,24 @@ TEST(replacement_not_on_card)
 	subs[2].card_serial[0] = 0;
 	expiry_apply(&k, 1, &cfg, NOW);
 	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	/* On card B only, which the user carries now (present) while A is not: B signs, so the
+	 * old subkey is superseded; with A plugged in as well, A still signs with the old one. */
+	subs[2].secret = SECRET_CARD;
+	strcpy(subs[2].card_serial, "D2760001240103040006876543210000");
+	strcpy(subs[1].token_id, "yubikey-12345678");
+	strcpy(subs[2].token_id, "yubikey-87654321");
+	subs[2].token_present = true;
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_OK);
+	ASSERT_EQ(k.level, LEVEL_OK);
+	subs[1].token_present = true;
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	/* Neither plugged in: which one the user carries is unknown, the warning stays. */
+	subs[1].token_present = subs[2].token_present = false;
+	expiry_apply(&k, 1, &cfg, NOW);
+	ASSERT_EQ(subs[1].level, LEVEL_WARNING);
+	subs[1].token_id[0] = subs[2].token_id[0] = 0;
 	/* Moved to card A: superseded. */
 	subs[2].secret = SECRET_CARD;
 	strcpy(subs[2].card_serial, subs[1].card_serial);
