@@ -12,7 +12,8 @@ The operations, in turn: gpg --sign (checked with gpg --verify), gpg --decrypt (
 back), git commit -S with user.signingkey (git verify-commit), ssh-keygen -Y sign through
 gpg-agent's ssh support (ssh-keygen -Y verify); only the operation itself is timed, the checks
 after it are not. Each run starts with a new gpg-agent and scdaemon, so that each asks the PIN as
-on a fresh login: once for the first signature, once for the first decryption.
+on a fresh login: once for the first signature, once for the first decryption; and only once the
+card has been quiet for half a second (what reads it after scdaemon let go has read it).
 
 What it does not do: start keyctld or anything else beside GnuPG (the test does, in `between`),
 or judge the figures.
@@ -175,6 +176,17 @@ class Bed:
         self.kr.scdaemon_pid()
         self.kr.stop()
 
+    def quiet(self, gap=0.5, timeout=10):
+        """Waits until the card has had no APDU for `gap` seconds: scdaemon letting go of the
+        card resets it, and a reader that watches it (keyctld) reads it again; the run starts
+        after that, as a user's first signature of the day does."""
+        last, since, end = None, time.monotonic(), time.monotonic() + timeout
+        while time.monotonic() - since < gap and time.monotonic() < end:
+            n = len(self.card.stats()["log"])
+            if n != last:
+                last, since = n, time.monotonic()
+            time.sleep(0.05)
+
     def keyring_change(self):
         """A change to the keyring as a day brings one: a user id added to the key."""
         self.uids += 1
@@ -243,9 +255,11 @@ class Bed:
     # ---- a run ---------------------------------------------------------------------------
     def run(self, name, per_kind, between=None, log=print):
         """per_kind operations of each kind, in turn (sign, decrypt, git, ssh, sign, ...), on a
-        new gpg-agent; between(i) after operation i. The card's phase is `name`."""
+        new gpg-agent, once the card is quiet; between(i) after operation i. The card's phase
+        is `name`."""
         self.encrypt(per_kind)
         self.restart_agent()
+        self.quiet()
         self.kr.start_agent()
         res = Result(name)
         p0 = self.pin.count()

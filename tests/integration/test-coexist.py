@@ -436,7 +436,7 @@ def run_mode(bed, day, mode, figures):
                 for k in cw.KINDS), flush=True)
             runs.append((with_keyctld, r))
     finally:
-        day.d = None
+        day.d, day.careless = None, False
         d.stop()
     without = [r for w, r in runs if not w]
     with_ = [r for w, r in runs if w]
