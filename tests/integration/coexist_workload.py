@@ -30,7 +30,7 @@ ALGOS = {"sig": "ed25519", "enc": "cv25519", "aut": "ed25519"}
 KINDS = ("sign", "decrypt", "git", "ssh")
 # scdaemon.conf per mode: as users run it (the default opens the card exclusively; the README's
 # advice shares it; GnuPG 2.4 with pcscd also wants its own CCID driver off).
-MODES = {"exclusive": [], "pcsc-shared": ["pcsc-shared"],
+MODES = {"exclusive": [], "pcsc-shared": ["pcsc-shared"], "disable-ccid": ["disable-ccid"],
          "pcsc-shared+disable-ccid": ["pcsc-shared", "disable-ccid"]}
 
 
@@ -44,12 +44,13 @@ def gnupg_version():
 
 
 def modes():
-    """The scdaemon modes users run with this GnuPG: disable-ccid only where 2.4 has the CCID
-    driver competing with pcscd (2.2 falls back to PC/SC when its driver finds no reader)."""
-    names = ["exclusive", "pcsc-shared"]
+    """The scdaemon modes users run with this GnuPG. 2.2 falls back to PC/SC when its CCID
+    driver finds no reader: the default (exclusive) and pcsc-shared. 2.4 does not (its CCID
+    driver on beside pcscd finds no card: test-scd-ccid), so there each mode comes with
+    disable-ccid, as users of pcscd must set it: exclusive, and pcsc-shared."""
     if gnupg_version() >= (2, 4):
-        names.append("pcsc-shared+disable-ccid")
-    return names
+        return ["disable-ccid", "pcsc-shared+disable-ccid"]
+    return ["exclusive", "pcsc-shared"]
 
 
 def empty_card(serial):
@@ -195,8 +196,13 @@ class Bed:
 
     # ---- the operations ------------------------------------------------------------------
     def op(self, kind, i):
-        """Runs one operation; returns (seconds, None) or (seconds, what went wrong)."""
-        return getattr(self, "op_" + kind)(i)
+        """Runs one operation; returns (seconds, None) or (seconds, what went wrong). One that
+        takes a minute (gpg waiting for a card it cannot find) is a failed one."""
+        t = time.monotonic()
+        try:
+            return getattr(self, "op_" + kind)(i)
+        except subprocess.TimeoutExpired as e:
+            return time.monotonic() - t, f"timed out after {e.timeout:.0f} s: {e.cmd[:3]}"
 
     def op_sign(self, i):
         data = f"message {i}\n".encode()
