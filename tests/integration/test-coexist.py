@@ -149,7 +149,14 @@ class Day:
             self.second_usb = UDEV.add("yubikey5nfc", serial=SECOND)
 
     def ev_second_out(self):
+        """The second token unplugged, and the next operation once PC/SC has seen it go and
+        the card is quiet, as a user's next one comes: GnuPG 2.4 fails an operation sent
+        within milliseconds of the removal by itself ("Card removed" for gpg --decrypt, "No
+        private key" for ssh), with keyctld or without (Debian 13, 2 runs in 6 each)."""
         self.second.remove()
+        reader = self.bed.pcscd.reader_name.replace(" 00 00", " 00 01")
+        wait_until(lambda: self.bed.pcscd.status().get(reader) is None, 5, step=0.05)
+        self.bed.quiet()
         if UDEV and self.second_usb:
             UDEV.remove(self.second_usb)
             self.second_usb = None
