@@ -427,26 +427,13 @@ class Keyring:
                            capture_output=True, text=True, env=self._env(), check=True)
         return r.stdout.strip()
 
-
     def ssh_allow(self, fpr):
         """Offer the (sub)key with this fingerprint to ssh clients: its keygrip in sshcontrol."""
-        grip = [g for f, g in self.all_keygrips().items() if f == fpr][0]
+        # A subkey's fingerprint lists its key, so keygrips() of it has it.
+        grip = self.keygrips(fpr)[fpr]
         with open(os.path.join(self.home, "sshcontrol"), "a") as f:
             f.write(grip + "\n")
         return grip
-
-
-    def all_keygrips(self):
-        r = self.gpg("--with-colons", "--with-keygrip", "--list-keys")
-        out, last = {}, None
-        for line in r.stdout.decode().splitlines():
-            f = line.split(":")
-            if f[0] == "fpr":
-                last = f[9]
-            elif f[0] == "grp" and last:
-                out[last] = f[9]
-                last = None
-        return out
 
 
 def make_pubring(n, cache_dir="/tmp/keyctlbed-cache"):
