@@ -493,7 +493,8 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, struct keyring_owned *
 	_cleanup_(listing_done) struct listing l = {};
 	struct status_watch sw = {};
 	_cleanup_(freep) const char **patterns = NULL;
-	size_t n_patterns = 0;
+	size_t n_patterns = 0, n_keys = 0;
+	struct key *keys = NULL;
 	int r;
 
 	gpgme_set_status_cb(ctx, on_status, &sw);
@@ -518,19 +519,24 @@ static int list_locked(gpgme_ctx_t ctx, const char *home, struct keyring_owned *
 		*ret_n = 0;
 		return 0;
 	}
-	r = list_named(ctx, home, patterns, n_patterns, &l, fast, &sw, ret_keys, ret_n, err,
+	r = list_named(ctx, home, patterns, n_patterns, &l, fast, &sw, &keys, &n_keys, err,
 	               errsize);
+	if (r < 0)
+		return r;
 	/* As in list_secret_all(): without gpg-agent, --with-secret shows no secret at all. */
-	if (r >= 0 && fast && l.n_primaries == 0 && owned->n_fprs > 0 &&
-	    home_has_secret_files(home)) {
-		keyring_keys_free(*ret_keys, *ret_n);
+	if (fast && l.n_primaries == 0 && owned->n_fprs > 0 && home_has_secret_files(home)) {
+		keyring_keys_free(keys, n_keys);
 		snprintf(err, errsize,
 		         "gpg saw none of the secret keys in %s/private-keys-v1.d: is "
 		         "gpg-agent reachable?",
 		         home);
 		return -EHOSTDOWN;
 	}
-	return r;
+	/* Only now: a failure must leave the caller nothing to free (its job frees what it
+	 * holds, and a pointer kept after the free above was freed twice). */
+	*ret_keys = keys;
+	*ret_n = n_keys;
+	return 0;
 }
 
 /* Whether gpgme's process-wide OpenPGP engine runs the default gpg in home. */

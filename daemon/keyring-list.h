@@ -27,6 +27,7 @@
  * Lists the keys with a secret part in gnupghome (NULL: gpg's default) and the tracked
  * fingerprints, without reading anyone else's keys, oldest first (then by fingerprint).
  * *ret_keys is a malloc'd array of n keys (NULL when none); free it with keyring_keys_free().
+ * On failure *ret_keys and *ret_n are left as they were: there is nothing to free.
  * Returns 0 or -errno with a reason in err: -ENOENT (no gpg), -EIO and others as gpgme maps them;
  * never hangs on a locked keyring for longer than gpg does (see keyring_watch for the timeout).
  */

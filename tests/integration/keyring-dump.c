@@ -193,6 +193,9 @@ int main(int argc, char **argv)
 		                      (size_t)(argc - optind - 1), &keys, &n, err, sizeof(err));
 	if (r < 0) {
 		printf("error %s %s\n", strerrorname_np(-r), err);
+		/* As the watch's job does: a failed listing must have left nothing to free, so a
+		 * pointer it left behind is freed twice here, where ASan sees it. */
+		keyring_keys_free(keys, n);
 		return 1;
 	}
 	r = keyring_default_key(argv[optind], err, sizeof(err));

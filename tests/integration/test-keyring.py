@@ -447,6 +447,23 @@ def test_short_way(keyboxd=False):
     keys = step("full", "a damaged owned-keys file, a secret key nobody trusts ultimately")
     check(kate in keys, "short: the full way finds it")
 
+    # The short way with gpg-agent gone (it sees no secret): an error, not a keyring without
+    # own keys. keyring-dump frees the keys after a failure as keyctld's job does, so a pointer
+    # left to the freed listing (keyctld's use-after-free in stop 38's CI) aborts under ASan.
+    subprocess.run(["gpgconf", "--homedir", h, "--kill", "gpg-agent"], capture_output=True)
+    with open(os.path.join(h, "gpg.conf"), "a") as f:
+        f.write("no-autostart\n")
+    try:
+        r = subprocess.run([DUMP, "--owned", owned, h, bob], capture_output=True, text=True,
+                           timeout=60)
+    finally:
+        os.unlink(os.path.join(h, "gpg.conf"))
+    asan = re.findall(r"ERROR: AddressSanitizer: [^(]*", r.stderr)
+    check(r.returncode == 1 and not asan and r.stdout.startswith("error EHOSTDOWN")
+          and "gpg-agent" in r.stdout,
+          "%s: the short way without gpg-agent is an error (rc %d): %s%s"
+          % (tag, r.returncode, r.stdout.strip(), " ".join(asan)))
+
 
 def test_relied():
     """[upstream] relied-on-trusted: the keys of others with full or ultimate owner trust are
