@@ -7,6 +7,9 @@
  * Reloads are coalesced: a Reload call or SIGHUP that comes while one is due, or within
  * RELOAD_INTERVAL_USEC of the last, is served by the next one, run once for all of them (a
  * reload reads the file, lists the keyring and opens a transaction on every card present).
+ * The answer waits until those card reads are done (at most RELOAD_CARDS_WAIT_USEC): a user's
+ * card operation sent right after it then does not queue behind them. The keyring listing is
+ * not waited for: it does not touch the card, and may take as long as gpg takes.
  *
  * Each connection is an open file: the soft limit on them is raised to the hard one at start,
  * as systemd's own services do (a user unit's soft limit is 1024, keyctl.conf allows 4096
@@ -29,6 +32,7 @@
  * test bed, a few dozen at a peak). Half the limit when that is less. */
 #define DAEMON_FDS_OWN 64u
 #define RELOAD_INTERVAL_USEC (1000ull * 1000ull)
+#define RELOAD_CARDS_WAIT_USEC (5ull * 1000ull * 1000ull)
 
 int daemon_load_config(const struct daemon *d, struct config *c, bool starting)
 {
@@ -191,7 +195,7 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 		            : keyring_watch_refresh(d->keyring));
 	}
 	if (d->pcsc)
-		(void)pcsc_watch_rescan(d->pcsc);
+		(void)pcsc_watch_rescan(d->pcsc, &d->reload_cards_seq);
 	r = daemon_upstream_apply(d);
 	if (r < 0)
 		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
@@ -206,19 +210,52 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	return 0;
 }
 
+static void reload_answer(struct daemon *d)
+{
+	d->reload_answer_due = false;
+	d->reload_deadline = sd_event_source_disable_unref(d->reload_deadline);
+	if (d->server)
+		server_reload_done(d->server, d->reload_error, d->reload_reason);
+}
+
+void daemon_on_pcsc_rescanned(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->reload_answer_due && pcsc_watch_rescanned(d->pcsc, d->reload_cards_seq))
+		reload_answer(d);
+}
+
+/* A card that stops answering must not hold the answer for as long as its read may take. */
+static int on_reload_deadline(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	log_debug("Reload answered before the cards were read again (%.1f s)",
+	          (double)RELOAD_CARDS_WAIT_USEC / 1e6);
+	reload_answer(d);
+	return 0;
+}
+
 static int on_reload_due(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
-	char reason[ERROR_TEXT_MAX] = "";
 	bool full = d->reload_full;
-	int r;
 
 	d->reload_full = false;
-	r = reload(d, full, reason, sizeof(reason));
+	/* A reload that comes while the last one's answer waits serves its callers too. */
+	d->reload_error = reload(d, full, d->reload_reason, sizeof(d->reload_reason));
 	d->reload_asked = 0;
 	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &d->reload_last);
-	if (d->server)
-		server_reload_done(d->server, r, reason);
+	if (d->reload_error < 0 || !d->pcsc || pcsc_watch_rescanned(d->pcsc, d->reload_cards_seq)) {
+		reload_answer(d);
+		return 0;
+	}
+	d->reload_answer_due = true;
+	if (!d->reload_deadline &&
+	    sd_event_add_time_relative(d->event, &d->reload_deadline, CLOCK_MONOTONIC,
+	                               RELOAD_CARDS_WAIT_USEC, 0, on_reload_deadline, d) < 0)
+		reload_answer(d); /* no timer: answer now rather than risk never */
 	return 0;
 }
 

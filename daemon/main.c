@@ -412,7 +412,7 @@ static void scd_ccid_update(struct daemon *d)
 	d->scd_ccid_on = r > 0;
 	d->scd_ccid_known = true;
 	if (known && !was && d->scd_ccid_on && d->pcsc)
-		(void)pcsc_watch_rescan(d->pcsc);
+		(void)pcsc_watch_rescan(d->pcsc, NULL);
 }
 
 static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void *userdata)
@@ -580,7 +580,9 @@ static void start_pcsc(struct daemon *d)
 	int r;
 
 	r = pcsc_watch_new(d->event, d->model,
-	                   &(struct watch_hooks){ .settled = on_pcsc_settled, .userdata = d },
+	                   &(struct watch_hooks){ .settled = on_pcsc_settled,
+	                                          .rescanned = daemon_on_pcsc_rescanned,
+	                                          .userdata = d },
 	                   &d->pcsc);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to watch PC/SC, ignoring: %m");
@@ -689,6 +691,7 @@ static void daemon_stop(struct daemon *d)
 	d->server = server_free(d->server);
 	d->start_timer = sd_event_source_disable_unref(d->start_timer);
 	d->reload_timer = sd_event_source_disable_unref(d->reload_timer);
+	d->reload_deadline = sd_event_source_disable_unref(d->reload_deadline);
 	d->timer = expiry_timer_free(d->timer);
 	d->state = state_free(d->state);
 	d->model = model_free(d->model);

@@ -9,5 +9,6 @@
 struct watch_hooks {
 	void (*settled)(void *userdata); /* once per watcher's life; may be NULL */
 	void (*token_event)(void *userdata); /* may be NULL */
+	void (*rescanned)(void *userdata); /* PC/SC: a rescan's reads may be done; may be NULL */
 	void *userdata;
 };

@@ -27,6 +27,7 @@ enum msg_type {
 	MSG_DOWN, /* pcscd went away or refused; the worker has ended */
 	MSG_CARD, /* a card's token (possibly with an error) */
 	MSG_GONE, /* no card in the reader, or the reader is gone */
+	MSG_RESCANNED, /* every card present when rescan `seq` was taken has been read again */
 };
 
 struct msg {
@@ -36,6 +37,7 @@ struct msg {
 	struct token token;
 	bool was_up; /* DOWN: the context had been established */
 	LONG rv; /* DOWN: what ended it */
+	uint64_t seq; /* RESCANNED: the rescan request it answers */
 };
 
 struct pcsc_watch {
@@ -64,12 +66,15 @@ struct pcsc_watch {
 	bool ctx_valid;
 	bool stopping;
 	bool rescan;
+	uint64_t rescan_asked; /* counts pcsc_watch_rescan() calls; the worker answers the last */
 	/* Between PrepareForSleep(true) and (false): no read starts. sleep_gen moves at each sleep,
 	 * so a read begun before it is known as cut by it. */
 	bool asleep;
 	unsigned sleep_gen;
 	struct msg *queue, **queue_tail;
 
+	/* loop side only: the last rescan whose reads are all done (MSG_RESCANNED) */
+	uint64_t rescan_done;
 	/* loop side only: readers that have a PC/SC sighting in the model */
 	char sighted[READERS_MAX][READER_NAME_MAX];
 	size_t n_sighted;

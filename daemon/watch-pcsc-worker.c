@@ -54,6 +54,19 @@ static void post(struct pcsc_watch *w, enum msg_type type, const char *reader,
 	post_msg(w, m);
 }
 
+static void post_rescanned(struct pcsc_watch *w, uint64_t seq)
+{
+	struct msg *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		log_debug("PC/SC: out of memory, dropping a reader event");
+		return;
+	}
+	m->type = MSG_RESCANNED;
+	m->seq = seq;
+	post_msg(w, m);
+}
+
 static void post_down(struct pcsc_watch *w, bool was_up, LONG rv)
 {
 	struct msg *m = calloc(1, sizeof(*m));
@@ -339,10 +352,12 @@ void *pcsc_worker_main(void *p)
 	post(w, MSG_UP, NULL, NULL);
 
 	for (;;) {
+		uint64_t seq;
 		bool rescan;
 
 		pthread_mutex_lock(&w->lock);
 		rescan = w->rescan;
+		seq = w->rescan_asked;
 		w->rescan = false;
 		pthread_mutex_unlock(&w->lock);
 		if (pcsc_watch_is_stopping(w))
@@ -357,10 +372,12 @@ void *pcsc_worker_main(void *p)
 			post(w, MSG_SETTLED, NULL, NULL);
 			settled = true;
 		}
-		if (rescan)
+		if (rescan) {
 			for (size_t i = 0; i < n; i++)
 				if (slots[i].state & SCARD_STATE_PRESENT)
 					handle_state(w, &slots[i], slots[i].state, true);
+			post_rescanned(w, seq);
+		}
 
 		memset(st, 0, sizeof(st));
 		for (size_t i = 0; i < n; i++) {

@@ -174,6 +174,11 @@ static int on_wakeup(void *userdata)
 			                            now_epoch());
 			sighted_del(w, m->reader);
 			break;
+		case MSG_RESCANNED:
+			w->rescan_done = MAX(w->rescan_done, m->seq);
+			if (w->hooks.rescanned)
+				w->hooks.rescanned(w->hooks.userdata);
+			break;
 		case MSG_DOWN:
 			join_worker(w);
 			while (w->n_sighted > 0) {
@@ -184,6 +189,9 @@ static int on_wakeup(void *userdata)
 			}
 			went_down(w, m->was_up, m->rv);
 			settle(w);
+			/* No card left to read: a rescan still awaited is done. */
+			if (w->hooks.rescanned)
+				w->hooks.rescanned(w->hooks.userdata);
 			break;
 		}
 		free(m);
@@ -453,15 +461,34 @@ static void arm_nudge(struct pcsc_watch *w)
 		log_debug_errno(r, "PC/SC: cannot arm the rescan timer, ignoring: %m");
 }
 
-int pcsc_watch_rescan(struct pcsc_watch *w)
+int pcsc_watch_rescan(struct pcsc_watch *w, uint64_t *ret_seq)
 {
+	uint64_t seq;
+
 	pthread_mutex_lock(&w->lock);
 	w->rescan = true;
+	seq = ++w->rescan_asked;
 	if (w->ctx_valid)
 		(void)SCardCancel(w->ctx);
 	pthread_mutex_unlock(&w->lock);
 	arm_nudge(w);
+	if (ret_seq)
+		*ret_seq = seq;
 	return 0;
+}
+
+bool pcsc_watch_rescanned(struct pcsc_watch *w, uint64_t seq)
+{
+	bool up;
+
+	if (w->rescan_done >= seq)
+		return true;
+	/* No worker, or one without a context: there is no card to read until pcscd is back,
+	 * and then the first look reads every card anyway. */
+	pthread_mutex_lock(&w->lock);
+	up = w->thread_running && w->ctx_valid;
+	pthread_mutex_unlock(&w->lock);
+	return !up;
 }
 
 void pcsc_watch_set_asleep(struct pcsc_watch *w, bool asleep)
@@ -475,7 +502,7 @@ void pcsc_watch_set_asleep(struct pcsc_watch *w, bool asleep)
 	 * report a card swapped during the sleep as a change at all (a reader that lost power
 	 * comes back in the state it had). */
 	if (!asleep)
-		(void)pcsc_watch_rescan(w);
+		(void)pcsc_watch_rescan(w, NULL);
 }
 
 struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "model.h"
@@ -37,8 +38,13 @@ static inline void pcsc_watch_freep(struct pcsc_watch **w)
  * out its backoff tries at once, and the backoff starts over. */
 void pcsc_watch_kick(struct pcsc_watch *w);
 
-/* Re-reads every present card at the next occasion (e.g. after resume). */
-int pcsc_watch_rescan(struct pcsc_watch *w);
+/* Re-reads every present card at the next occasion (Reload, resume). *ret_seq (may be NULL)
+ * names this request for pcsc_watch_rescanned(). */
+int pcsc_watch_rescan(struct pcsc_watch *w, uint64_t *ret_seq);
+/* Whether the reads of rescan request seq are done: every card present then has been read
+ * again, or there is no PC/SC context to read with. The hooks' rescanned() is called on the loop
+ * when this may have become true. */
+bool pcsc_watch_rescanned(struct pcsc_watch *w, uint64_t seq);
 
 /* The system is about to sleep (true): no card read starts until it resumes, and a read the
  * sleep cuts is dropped, never reported as an error. Resumed (false): every present card is read

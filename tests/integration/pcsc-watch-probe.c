@@ -111,7 +111,7 @@ static void on_event(struct model *m, const struct model_event *ev, void *userda
 
 static int on_usr1(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	return pcsc_watch_rescan(userdata);
+	return pcsc_watch_rescan(userdata, NULL);
 }
 
 static int run_scd(void)

@@ -417,6 +417,40 @@ def test_faults(pcscd, d, card):
         ins = card.commands()
         check(set(ins) <= READ_INS and not card.forbidden(),
               f"fault {name}: keyctld sent only read commands ({len(ins)} APDUs)")
+    test_reload_answer(d, card)
+
+
+def test_reload_answer(d, card):
+    """Reload is answered once the card is read again, so that a card operation sent right after
+    the answer does not queue behind keyctld's reads (issue 33: +4..18 ms for the operation
+    after Reload {full}); a card that does not answer holds the answer 5 s at most."""
+    tid = "yubikey-12345678"
+    check(d.wait_token(tid, read_ok, 10) is not None, "reload: the card is read")
+    card.reset_counters()
+    card.slow(100)
+    t0 = time.monotonic()
+    r = varlink_call(d.socket, "io.keyctl.Reload", {"full": True})
+    took = time.monotonic() - t0
+    at_answer = len(card.apdus())
+    time.sleep(1.0)
+    after = len(card.apdus()) - at_answer
+    card.slow(0)
+    check(r is not None and "error" not in r and at_answer > 0 and after == 0,
+          f"Reload {{full}} answered after keyctld's reads of the card ({at_answer} APDUs "
+          f"before the answer, {after} after it; {took:.2f} s at 100 ms an APDU)", r)
+    card.silent()
+    t0 = time.monotonic()
+    r = varlink_call(d.socket, "io.keyctl.Reload", {"full": True}, timeout=15)
+    took = time.monotonic() - t0
+    check(r is not None and "error" not in r and took < 7,
+          f"Reload with a card that does not answer: answered in {took:.1f} s (at most 5 s "
+          "for the card, and the 1 s between reloads)", r)
+    card.remove()   # frees pcscd's reader thread
+    card.clear_faults()
+    d.wait_token(tid, lambda t: not t["present"], 10)
+    card.insert()
+    check(d.wait_token(tid, read_ok, 20) is not None, "reload: the card reads fine again",
+          d.token(tid))
 
 
 # ---- 6: pcscd killed and restarted -----------------------------------------------------------
@@ -571,7 +605,7 @@ def test_profiles_and_gpg(pcscd, d, kr, card):
         time.sleep(0.5)
         card.insert("yubikey5nfc")
     d.wait_token("yubikey-12345678", read_ok, 15)
-    rcs, during, paths = [], 0, []
+    rcs, during, paths, reloads = [], 0, [], []
     rounds = 10
     for i in range(rounds):
         rc, _, err = card_status(kr)          # between the daemon's reads
@@ -579,7 +613,11 @@ def test_profiles_and_gpg(pcscd, d, kr, card):
         card.slow(200)
         n0 = len(card.apdus())
         if i % 2 == 0:
-            varlink_call(d.socket, "io.keyctl.Reload")
+            # Not waited for: Reload answers once the card is read, and gpg must run
+            # while that read does.
+            reloads.append(threading.Thread(target=varlink_call,
+                                            args=(d.socket, "io.keyctl.Reload")))
+            reloads[-1].start()
         else:
             card.remove()
             time.sleep(0.3)
@@ -597,6 +635,8 @@ def test_profiles_and_gpg(pcscd, d, kr, card):
             paths.append(t["read_path"])
         if t is None:
             rcs.append(("daemon read", i, 1, str(d.token("yubikey-12345678"))))
+    for t in reloads:
+        t.join(30)
     bad = [x for x in rcs if x[2] != 0]
     check(not bad, f"gpg --card-status during ({during} of {rounds} rounds caught a read), "
           f"between and after keyctld's reads: {len(rcs)} runs, all exit 0 (the daemon read "
