@@ -255,8 +255,18 @@ enum fido_touch_change fido_touch_feed(struct fido_touch *t, const struct fido_f
                                        uint64_t now_monotonic, uint64_t now_realtime)
 {
 	if (t->pending) {
-		/* Another channel's traffic (a second client told CTAP1_ERR_CHANNEL_BUSY) says
-		 * nothing about this wait. */
+		/* A token serves one transaction at a time (CTAP 2.1, 11.2, "Arbitration"; other
+		 * channels get CTAP1_ERR_CHANNEL_BUSY): a KEEPALIVE UPNEEDED on another channel
+		 * means the token still waits, now for that client (the first gave up). The wait
+		 * goes on under the new channel: no flap. */
+		if (f->cid != t->cid && f->kind == FIDO_FRAME_KEEPALIVE &&
+		    f->status == CTAPHID_STATUS_UPNEEDED) {
+			t->cid = f->cid;
+			t->last_monotonic = now_monotonic;
+			return FIDO_TOUCH_UNCHANGED;
+		}
+		/* Any other traffic of another channel (a second client told
+		 * CTAP1_ERR_CHANNEL_BUSY) says nothing about this wait. */
 		if (f->cid != t->cid)
 			return FIDO_TOUCH_UNCHANGED;
 		if (frame_asks_touch(f)) {

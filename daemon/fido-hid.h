@@ -89,8 +89,9 @@ enum fido_touch_change {
 
 /* Feeds one parsed frame seen at the given times (usec). Pending starts on a KEEPALIVE UPNEEDED
  * or on the second 0x6985 on one channel within FIDO_TOUCH_U2F_REPEAT_USEC; repeats extend it
- * (since stays at the first); any other frame on that channel ends it. Frames on other channels
- * neither start nor end another channel's wait. Returns the change. */
+ * (since stays at the first), and so does a KEEPALIVE UPNEEDED on another channel, which takes
+ * the wait over; any other frame on the waiting channel ends it, other channels' other frames
+ * do nothing. Returns the change. */
 enum fido_touch_change fido_touch_feed(struct fido_touch *t, const struct fido_frame *f,
                                        uint64_t now_monotonic, uint64_t now_realtime);
 

@@ -29,6 +29,7 @@ typedef void (*watch_fido_fn)(const char *usb_syspath, const char *serial, bool 
 /* Starts watching on the loop e: enumerates hidraw nodes present and follows add/remove. A node
  * that cannot be opened (no permission) is logged once and skipped. Returns 0 or -errno. */
 int watch_fido_new(sd_event *e, watch_fido_fn fn, void *userdata, struct watch_fido **ret);
+/* Closes every node; calls fn no more, not even for a wait still pending. */
 struct watch_fido *watch_fido_free(struct watch_fido *w);
 static inline void watch_fido_freep(struct watch_fido **w)
 {

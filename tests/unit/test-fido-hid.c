@@ -316,22 +316,29 @@ TEST(touch_u2f)
 	ASSERT_EQ(feed(&t, u2f_auth, 3 * SEC + 600 * MSEC), FIDO_TOUCH_ENDED);
 }
 
-/* Two channels on one token: the other's traffic neither starts, extends nor ends this wait. */
+/* Two channels on one token: the other's answers neither start, extend nor end this wait; its
+ * KEEPALIVE UPNEEDED takes the wait over (the token still blinks), without a flap. */
 TEST(touch_channels)
 {
 	static const uint8_t busy_other[64] = { 0x00, 0x00, 0x99, 0x02, 0xbf, 0x00, 0x01, 0x06 };
 	static const uint8_t processing[64] = { 0x01, 0xb2, 0x00, 0x03, 0xbb, 0x00, 0x01, 0x01 };
+	static const uint8_t processing2[64] = { 0x00, 0x22, 0x00, 0x02, 0xbb, 0x00, 0x01, 0x01 };
 	struct fido_touch t = { 0 };
 
 	ASSERT_EQ(feed(&t, processing, 1 * SEC), FIDO_TOUCH_UNCHANGED);
 	ASSERT_EQ(feed(&t, yubico_keepalive_upneeded, 1 * SEC), FIDO_TOUCH_STARTED);
 	ASSERT_EQ(feed(&t, busy_other, 1 * SEC + 100 * MSEC), FIDO_TOUCH_UNCHANGED);
 	ASSERT_EQ(feed(&t, u2f_auth, 1 * SEC + 200 * MSEC), FIDO_TOUCH_UNCHANGED);
-	ASSERT_EQ(feed(&t, libfido2_keepalive, 1 * SEC + 300 * MSEC), FIDO_TOUCH_UNCHANGED);
 	ASSERT_EQ(t.cid, 0x01b20003);
 	ASSERT_EQ(fido_touch_deadline(&t), 3 * SEC);
-	/* KEEPALIVE PROCESSING after UPNEEDED on the channel: touched, now computing. */
-	ASSERT_EQ(feed(&t, processing, 1 * SEC + 400 * MSEC), FIDO_TOUCH_ENDED);
+	ASSERT_EQ(feed(&t, libfido2_keepalive, 1 * SEC + 300 * MSEC), FIDO_TOUCH_UNCHANGED);
+	ASSERT_EQ(t.cid, 0x00220002);
+	ASSERT_EQ(t.since_realtime, 1001 * SEC);
+	ASSERT_EQ(fido_touch_deadline(&t), 3 * SEC + 300 * MSEC);
+	/* The first channel's last word no longer counts; the new one's does. KEEPALIVE
+	 * PROCESSING after UPNEEDED on the channel: touched, now computing. */
+	ASSERT_EQ(feed(&t, processing, 1 * SEC + 400 * MSEC), FIDO_TOUCH_UNCHANGED);
+	ASSERT_EQ(feed(&t, processing2, 1 * SEC + 500 * MSEC), FIDO_TOUCH_ENDED);
 }
 
 int main(void)
