@@ -27,6 +27,8 @@ static const char *const event_type_table[EVENT_MAX] = {
 	[EVENT_FINDING_RAISED] = "finding-raised",
 	[EVENT_FINDING_CLEARED] = "finding-cleared",
 	[EVENT_DAEMON_CHANGED] = "daemon-changed",
+	[EVENT_TOUCH_PENDING] = "touch-pending",
+	[EVENT_TOUCH_DONE] = "touch-done",
 };
 
 const char *event_type_to_string(enum event_type t)
@@ -99,6 +101,25 @@ int codec_event_to_json(enum event_type type, const struct token *token, const s
 	return wrap_event(&ev, ret);
 }
 
+int codec_event_touch_to_json(enum event_type type, const struct token *token, enum touch_end end,
+                              json_object **ret)
+{
+	_cleanup_(json_object_putp) json_object *ev = json_object_new_object();
+	json_object *x;
+
+	if (!ev)
+		return -ENOMEM;
+	if ((type != EVENT_TOUCH_PENDING && type != EVENT_TOUCH_DONE) || !token ||
+	    !touch_end_to_string(end))
+		return -EINVAL;
+	if (put_str(ev, "type", event_type_to_string(type)) < 0 ||
+	    codec_token_to_json(token, &x) < 0 || put(ev, "token", x) < 0)
+		return -ENOMEM;
+	if (type == EVENT_TOUCH_DONE && put_str(ev, "touch_end", touch_end_to_string(end)) < 0)
+		return -ENOMEM;
+	return wrap_event(&ev, ret);
+}
+
 static int dispatch_ev_status(json_object *v, void *field, void *userdata)
 {
 	struct keyctl_event *e = field;
@@ -131,6 +152,16 @@ static int dispatch_ev_finding(json_object *v, void *field, void *userdata)
 	return codec_finding_from_json(v, field);
 }
 
+static int dispatch_ev_touch_end(json_object *v, void *field, void *userdata)
+{
+	struct keyctl_event *e = field;
+	int r = codec_dispatch_touch_end(v, &e->touch_end, NULL);
+
+	if (r >= 0)
+		e->has_touch_end = true;
+	return r;
+}
+
 static const struct varlink_field event_table[] = {
 	F_CB("type", struct keyctl_event, type, M, codec_dispatch_event_type),
 	{ "daemon", VARLINK_CUSTOM, N, 0, 0, dispatch_ev_daemon },
@@ -140,6 +171,7 @@ static const struct varlink_field event_table[] = {
 	F_CB("level", struct keyctl_event, level, N, codec_dispatch_level),
 	F_CB("old_level", struct keyctl_event, old_level, N, codec_dispatch_level),
 	F_CB("finding", struct keyctl_event, finding, N, dispatch_ev_finding),
+	{ "touch_end", VARLINK_CUSTOM, N, 0, 0, dispatch_ev_touch_end },
 	{},
 };
 
@@ -164,6 +196,14 @@ int codec_event_from_json(json_object *params, struct keyctl_event *ret)
 	if (r < 0) {
 		keyctl_event_done(ret);
 		return r;
+	}
+	/* A touch event is about one token: without it a client could not tell whose wait, and
+	 * a touch-pending without touch_pending would not say what waits. */
+	if ((ret->type == EVENT_TOUCH_PENDING || ret->type == EVENT_TOUCH_DONE) &&
+	    (isempty(ret->token.id) ||
+	     (ret->type == EVENT_TOUCH_PENDING) != ret->token.touch_waiting)) {
+		keyctl_event_done(ret);
+		return -EBADMSG;
 	}
 	if (ret->type == EVENT_STATE) {
 		ret->status.daemon = ret->daemon;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A token <-> JSON: the Token type of io.keyctl.varlink, with the OpenPGPCard it may carry and
- * that card's three CardSlots. A card's slots go out as an array of objects named by "slot" and
- * come back indexed by that name, each named once, in any order.
+ * that card's three CardSlots, and the TouchPending it carries while it waits for a touch. A
+ * card's slots go out as an array of objects named by "slot" and come back indexed by that
+ * name, each named once, in any order.
  *
  * Does not: encode or decode keys (codec-key.c), or the status that lists tokens (codec-status.c).
  */
@@ -182,6 +183,45 @@ int codec_openpgp_card_from_json(json_object *o, struct openpgp_card *ret)
 	return codec_decode(o, openpgp_card_table, ret, sizeof(*ret), NULL, NULL);
 }
 
+/* ---- TouchPending ---- */
+
+int codec_touch_pending_to_json(const struct touch_pending *tp, json_object **ret)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+	if (!o || put_str(o, "application", touch_app_to_string(tp->application)) < 0 ||
+	    put_str(o, "slot", tp->slot) < 0 || put_time(o, "since", tp->since) < 0 ||
+	    put_int(o, "since_usec", tp->since_usec) < 0 ||
+	    put_str(o, "requester", tp->requester) < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+static const struct varlink_field touch_pending_table[] = {
+	F_CB("application", struct touch_pending, application, M, codec_dispatch_touch_app),
+	F_STR(struct touch_pending, slot, M),
+	F_TIME(struct touch_pending, since),
+	F_TYPE(struct touch_pending, since_usec, VARLINK_UINT32, N),
+	F_STR(struct touch_pending, requester, M),
+	{},
+};
+
+int codec_touch_pending_from_json(json_object *o, struct touch_pending *ret)
+{
+	int r = codec_decode(o, touch_pending_table, ret, sizeof(*ret), NULL, NULL);
+
+	if (r < 0)
+		return r;
+	/* Each field fits its buffer; whether the values go together is touch_pending_check()'s:
+	 * a slot of another application, no since, a requester with control characters. */
+	if (touch_pending_check(ret) < 0) {
+		memset(ret, 0, sizeof(*ret));
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 /* ---- Token ---- */
 
 int codec_token_to_json(const struct token *t, json_object **ret)
@@ -211,6 +251,13 @@ int codec_token_to_json(const struct token *t, json_object **ret)
 	    put_bool(o, "serial_unique", !t->serial_shared) < 0 ||
 	    put_str(o, "openpgp_error", t->openpgp.error) < 0 || put_str(o, "error", t->error) < 0)
 		return -ENOMEM;
+	if (t->touch_waiting) {
+		json_object *tp;
+
+		if (codec_touch_pending_to_json(&t->touch, &tp) < 0 ||
+		    put(o, "touch_pending", tp) < 0)
+			return -ENOMEM;
+	}
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -252,6 +299,17 @@ static int dispatch_openpgp_error(json_object *v, void *field, void *userdata)
 	                      json_object_get_string(v));
 }
 
+static int dispatch_touch_pending(json_object *v, void *field, void *userdata)
+{
+	struct token *t = field;
+	int r = codec_touch_pending_from_json(v, &t->touch);
+
+	if (r < 0)
+		return r;
+	t->touch_waiting = true;
+	return 0;
+}
+
 static const struct varlink_field token_table[] = {
 	F_STR(struct token, id, M),
 	F_CB("kind", struct token, kind, M, codec_dispatch_token_kind),
@@ -271,6 +329,7 @@ static const struct varlink_field token_table[] = {
 	{ "serial_unique", VARLINK_CUSTOM, N, 0, 0, dispatch_serial_unique },
 	{ "openpgp_error", VARLINK_CUSTOM, N, 0, 0, dispatch_openpgp_error },
 	F_STR(struct token, error, M),
+	{ "touch_pending", VARLINK_CUSTOM, N, 0, 0, dispatch_touch_pending },
 	{},
 };
 

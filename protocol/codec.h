@@ -26,6 +26,9 @@ int codec_card_slot_to_json(const struct card_slot *s, json_object **ret);
 int codec_card_slot_from_json(json_object *o, struct card_slot *ret);
 int codec_openpgp_card_to_json(const struct openpgp_card *c, json_object **ret);
 int codec_openpgp_card_from_json(json_object *o, struct openpgp_card *ret);
+/* TouchPending: from_json also refuses what touch_pending_check() refuses (-EBADMSG). */
+int codec_touch_pending_to_json(const struct touch_pending *tp, json_object **ret);
+int codec_touch_pending_from_json(json_object *o, struct touch_pending *ret);
 int codec_token_to_json(const struct token *t, json_object **ret);
 int codec_token_from_json(json_object *o, struct token *ret);
 int codec_subkey_to_json(const struct subkey *s, json_object **ret);
@@ -76,6 +79,8 @@ enum event_type {
 	EVENT_FINDING_RAISED,
 	EVENT_FINDING_CLEARED,
 	EVENT_DAEMON_CHANGED,
+	EVENT_TOUCH_PENDING, /* token (with touch_pending) */
+	EVENT_TOUCH_DONE, /* token (without), touch_end */
 	EVENT_MAX,
 };
 const char *event_type_to_string(enum event_type t); /* "state", "token-added", ... */
@@ -92,6 +97,9 @@ struct keyctl_event {
 	struct finding finding; /* FINDING_* */
 	struct daemon_info daemon; /* DAEMON_CHANGED, and always the daemon's info when sent */
 	bool has_daemon;
+	/* TOUCH_DONE: how the wait ended; false when the daemon did not say (then "touched"). */
+	bool has_touch_end;
+	enum touch_end touch_end;
 };
 void keyctl_event_done(struct keyctl_event *e);
 
@@ -105,6 +113,10 @@ int codec_event_to_json(enum event_type type, const struct token *token, const s
                         const struct finding *finding, const struct daemon_info *daemon,
                         json_object **ret);
 int codec_event_from_json(json_object *params, struct keyctl_event *ret);
+/* touch-pending (the token carries touch_pending) or touch-done (with "touch_end": how the wait
+ * ended). */
+int codec_event_touch_to_json(enum event_type type, const struct token *token, enum touch_end end,
+                              json_object **ret);
 
 /* A state file of ours: the JSON object {"version": version, field: [...]} of at most max bytes.
  * Pure. Returns 0 with the object (*ret_root, to put) and its array (*ret_array, borrowed from

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Names of the model's enums as they appear on the wire, and the deep copy of a key.
+ * Names of the model's enums as they appear on the wire, the deep copy of a key, and what a
+ * touch wait may hold and how both clients word it.
  * Does not: parse or print JSON.
  */
 #include <errno.h>
@@ -47,6 +48,19 @@ static const char *const secret_location_names[SECRET_MAX] = {
 	[SECRET_CARD] = "card",
 };
 
+static const char *const touch_app_names[TOUCH_APP_MAX] = {
+	[TOUCH_APP_OPENPGP] = "openpgp",
+	[TOUCH_APP_FIDO] = "fido",
+	[TOUCH_APP_PIV] = "piv",
+	[TOUCH_APP_OTP] = "otp",
+};
+
+static const char *const touch_end_names[TOUCH_END_MAX] = {
+	[TOUCH_END_TOUCHED] = "touched",
+	[TOUCH_END_TIMEOUT] = "timeout",
+	[TOUCH_END_REMOVED] = "removed",
+};
+
 static const char *lookup(const char *const *names, size_t n, unsigned v)
 {
 	return v < n ? names[v] : NULL;
@@ -78,6 +92,8 @@ DEFINE_ENUM_STRINGS(key_slot, key_slot_names, SLOT_MAX)
 DEFINE_ENUM_STRINGS(touch_policy, touch_policy_names, TOUCH_MAX)
 DEFINE_ENUM_STRINGS(level, level_names, LEVEL_MAX)
 DEFINE_ENUM_STRINGS(secret_location, secret_location_names, SECRET_MAX)
+DEFINE_ENUM_STRINGS(touch_app, touch_app_names, TOUCH_APP_MAX)
+DEFINE_ENUM_STRINGS(touch_end, touch_end_names, TOUCH_END_MAX)
 
 int key_copy(const struct key *src, struct key *ret)
 {
@@ -138,4 +154,73 @@ void token_display_name(const struct token *t, char *buf, size_t size)
 
 	snprintf(buf, size, "%s%s%s", *t->model ? t->model : token_kind_display(t->kind),
 	         *serial ? " #" : "", serial);
+}
+
+/* OpenPGP slots by GnuPG's key refs, and what people call the key in each. */
+static const struct {
+	const char *ref, *words;
+} openpgp_slots[] = {
+	{ "sig", "signing key" },
+	{ "dec", "decryption key" },
+	{ "aut", "authentication key" },
+};
+
+static bool touch_slot_valid(enum touch_app a, const char *slot)
+{
+	switch (a) {
+	case TOUCH_APP_OPENPGP:
+		for (size_t i = 0; i < ELEMENTSOF(openpgp_slots); i++)
+			if (streq(openpgp_slots[i].ref, slot))
+				return true;
+		return false;
+	case TOUCH_APP_PIV:
+		/* SP 800-73-4 key references are one byte: 9a, 9c, 9d, 9e, 82..95, f9. */
+		return strlen(slot) == 2 && strspn(slot, "0123456789abcdef") == 2;
+	default:
+		return isempty(slot);
+	}
+}
+
+int touch_pending_check(const struct touch_pending *tp)
+{
+	size_t n = strnlen(tp->requester, sizeof(tp->requester));
+
+	if ((unsigned)tp->application >= TOUCH_APP_MAX ||
+	    strnlen(tp->slot, sizeof(tp->slot)) >= sizeof(tp->slot) ||
+	    !touch_slot_valid(tp->application, tp->slot) || tp->since <= 0 ||
+	    tp->since_usec >= 1000000 || n >= sizeof(tp->requester))
+		return -EINVAL;
+	/* Printable ASCII only: it comes from a process name, which may hold any byte. */
+	for (size_t i = 0; i < n; i++)
+		if (tp->requester[i] < 0x20 || tp->requester[i] > 0x7e)
+			return -EINVAL;
+	return 0;
+}
+
+void touch_pending_describe(const struct touch_pending *tp, char *buf, size_t size)
+{
+	const char *what = "key";
+	char piv[32];
+
+	switch (tp->application) {
+	case TOUCH_APP_OPENPGP:
+		for (size_t i = 0; i < ELEMENTSOF(openpgp_slots); i++)
+			if (streq(openpgp_slots[i].ref, tp->slot))
+				what = openpgp_slots[i].words;
+		break;
+	case TOUCH_APP_FIDO:
+		what = "FIDO";
+		break;
+	case TOUCH_APP_PIV:
+		snprintf(piv, sizeof(piv), "PIV slot %s", tp->slot);
+		what = piv;
+		break;
+	case TOUCH_APP_OTP:
+		what = "OTP";
+		break;
+	default:
+		break;
+	}
+	snprintf(buf, size, "%s%s%s", what, isempty(tp->requester) ? "" : "; likely ",
+	         tp->requester);
 }

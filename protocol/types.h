@@ -101,6 +101,8 @@ enum secret_location {
 /* A finding's id (finding_id()): "<rule>:<fingerprint>@<token>" at the longest, and its NUL. */
 #define FINDING_ID_MAX 192
 #define ACKS_MAX 256 /* acknowledged findings the daemon remembers */
+#define TOUCH_SLOT_MAX 8 /* "sig", "dec", "aut", a PIV slot "9c"; and the NUL */
+#define REQUESTER_MAX 32 /* a program's name (comm is 15 bytes) or "a remote host" */
 
 struct card_slot {
 	char fingerprint[FPR_HEX_MAX]; /* upper-case hex; "" when the slot is empty */
@@ -129,6 +131,39 @@ struct openpgp_card {
 	char error[ERROR_TEXT_MAX];
 };
 
+/* Which application of a token waits for a touch (doc/touch.md). */
+enum touch_app {
+	TOUCH_APP_OPENPGP,
+	TOUCH_APP_FIDO,
+	TOUCH_APP_PIV,
+	TOUCH_APP_OTP,
+	TOUCH_APP_MAX,
+};
+
+/* How a wait for a touch ended (the touch-done event). */
+enum touch_end {
+	TOUCH_END_TOUCHED, /* the token answered: touched, or the operation ended otherwise */
+	TOUCH_END_TIMEOUT, /* the token gave up waiting, or its client did */
+	TOUCH_END_REMOVED, /* the token was unplugged while it waited */
+	TOUCH_END_MAX,
+};
+
+/* A token waiting for a touch: set by a detector (model_touch_set()), never remembered across
+ * restarts. touch_pending_check() says which values are allowed. */
+struct touch_pending {
+	enum touch_app application;
+	/* OpenPGP: "sig", "dec" or "aut" (GnuPG's key refs); PIV: the slot in two lower-case hex
+	 * digits ("9c"); FIDO and OTP: "". */
+	char slot[TOUCH_SLOT_MAX];
+	int64_t since; /* epoch seconds when the wait began */
+	/* The microseconds within that second, 0..999999: latency is measured in milliseconds
+	 * (tools/bench), and "since" alone is a second wide. */
+	uint32_t since_usec;
+	/* The program most likely behind it ("git", "gpg", "ssh", "firefox"): printable ASCII,
+	 * "" when unknown. Shown as "likely git": it is a guess. */
+	char requester[REQUESTER_MAX];
+};
+
 struct token {
 	char id[TOKEN_ID_MAX]; /* stable: "yubikey-12345678", "openpgp-000F0A1B2C3D", ... */
 	enum token_kind kind;
@@ -152,6 +187,9 @@ struct token {
 	/* Daemon-side, not on the wire: why scdaemon finds no card where we read one over PC/SC
 	 * (the scdaemon-ccid-conflict rule); "" when it does or was not asked. */
 	char gpg_error[ERROR_TEXT_MAX];
+	/* Waits for a touch now (only while present); touch says what for, zeroed otherwise. */
+	bool touch_waiting;
+	struct touch_pending touch;
 };
 
 struct subkey {
@@ -274,6 +312,17 @@ const char *level_to_string(enum level l);
 int level_from_string(const char *s);
 const char *secret_location_to_string(enum secret_location s);
 int secret_location_from_string(const char *s);
+const char *touch_app_to_string(enum touch_app a); /* "openpgp", "fido", "piv", "otp" */
+int touch_app_from_string(const char *s);
+const char *touch_end_to_string(enum touch_end e); /* "touched", "timeout", "removed" */
+int touch_end_from_string(const char *s);
+
+/* 0 when tp holds only allowed values (a known application, a slot of that application's
+ * form, since > 0, since_usec < 1000000, a printable ASCII requester), else -EINVAL. The codec
+ * refuses what fails it, and so does the model. */
+int touch_pending_check(const struct touch_pending *tp);
+/* For people, as both clients word it: "signing key; likely git", "FIDO", "PIV slot 9c". */
+void touch_pending_describe(const struct touch_pending *tp, char *buf, size_t size);
 
 /* Listed only because the user relies on it (relied_on): someone else's key, neither own nor
  * tracked. Only its revocation is the user's business: no expiry finding, popup or exit code is

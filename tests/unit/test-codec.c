@@ -514,6 +514,182 @@ TEST(key_and_status_rejects)
 	key_done(&k);
 }
 
+static void fill_touch(struct touch_pending *tp)
+{
+	memset(tp, 0, sizeof(*tp));
+	tp->application = TOUCH_APP_OPENPGP;
+	strcpy(tp->slot, "sig");
+	tp->since = 1796724000;
+	tp->since_usec = 250000;
+	strcpy(tp->requester, "git");
+}
+
+TEST(roundtrip_touch)
+{
+	struct token t, back;
+	struct keyctl_event e;
+	json_object *o, *tp;
+
+	fill_token(&t);
+	t.touch_waiting = true;
+	fill_touch(&t.touch);
+	ASSERT_OK(codec_token_to_json(&t, &o));
+	o = through_text(o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "touch_pending", &tp));
+	ASSERT_STREQ(json_object_get_string(json_object_object_get(tp, "application")), "openpgp");
+	ASSERT_STREQ(json_object_get_string(json_object_object_get(tp, "since")),
+	             "2026-12-08T10:00:00Z");
+	ASSERT_EQ(json_object_get_int64(json_object_object_get(tp, "since_usec")), 250000);
+	memset(&back, 0xaa, sizeof(back));
+	ASSERT_OK(codec_token_from_json(o, &back));
+	ASSERT_EQ(memcmp(&t, &back, sizeof(t)), 0);
+	json_object_put(o);
+
+	/* Not waiting: no touch_pending at all, and none after decoding. */
+	fill_token(&t);
+	ASSERT_OK(codec_token_to_json(&t, &o));
+	ASSERT_FALSE(json_object_object_get_ex(o, "touch_pending", NULL));
+	json_object_put(o);
+
+	/* FIDO and PIV slots; an unknown requester. */
+	t.touch_waiting = true;
+	fill_touch(&t.touch);
+	t.touch.application = TOUCH_APP_PIV;
+	strcpy(t.touch.slot, "9c");
+	memset(t.touch.requester, 0, sizeof(t.touch.requester));
+	ASSERT_OK(codec_token_to_json(&t, &o));
+	ASSERT_OK(codec_token_from_json(o, &back));
+	ASSERT_EQ(memcmp(&t, &back, sizeof(t)), 0);
+	json_object_put(o);
+
+	/* The events: touch-pending carries it, touch-done says how the wait ended. */
+	fill_touch(&t.touch);
+	ASSERT_OK(codec_event_touch_to_json(EVENT_TOUCH_PENDING, &t, TOUCH_END_TOUCHED, &o));
+	o = through_text(o);
+	ASSERT_OK(codec_event_from_json(o, &e));
+	ASSERT_EQ(e.type, EVENT_TOUCH_PENDING);
+	ASSERT_EQ(memcmp(&e.token, &t, sizeof(t)), 0);
+	ASSERT_FALSE(e.has_touch_end);
+	keyctl_event_done(&e);
+	json_object_put(o);
+
+	t.touch_waiting = false;
+	memset(&t.touch, 0, sizeof(t.touch));
+	ASSERT_OK(codec_event_touch_to_json(EVENT_TOUCH_DONE, &t, TOUCH_END_REMOVED, &o));
+	o = through_text(o);
+	ASSERT_OK(codec_event_from_json(o, &e));
+	ASSERT_EQ(e.type, EVENT_TOUCH_DONE);
+	ASSERT_TRUE(e.has_touch_end);
+	ASSERT_EQ(e.touch_end, TOUCH_END_REMOVED);
+	ASSERT_EQ(memcmp(&e.token, &t, sizeof(t)), 0);
+	keyctl_event_done(&e);
+	json_object_put(o);
+
+	ASSERT_ERR(codec_event_touch_to_json(EVENT_TOKEN_ADDED, &t, TOUCH_END_TOUCHED, &o), EINVAL);
+	ASSERT_ERR(codec_event_touch_to_json(EVENT_TOUCH_DONE, NULL, TOUCH_END_TOUCHED, &o),
+	           EINVAL);
+}
+
+/* Replaces field (a JSON text) of a waiting token's touch_pending and expects decode to fail. */
+static void touch_bad(const char *field, const char *json_value, int err)
+{
+	struct token t, back, zero = {};
+	json_object *o, *tp, *v = NULL;
+
+	fill_token(&t);
+	t.touch_waiting = true;
+	fill_touch(&t.touch);
+	ASSERT_OK(codec_token_to_json(&t, &o));
+	ASSERT_TRUE(json_object_object_get_ex(o, "touch_pending", &tp));
+	if (json_value) {
+		v = json_tokener_parse(json_value);
+		ASSERT_TRUE(v || streq(json_value, "null"));
+		json_object_object_add(tp, field, v);
+	} else
+		json_object_object_del(tp, field);
+	memset(&back, 0x55, sizeof(back));
+	if (codec_token_from_json(o, &back) != -err)
+		TEST_FAIL("touch_pending field %s = %s: expected -%d", field, json_value, err);
+	ASSERT_EQ(memcmp(&back, &zero, sizeof(zero)), 0);
+	json_object_put(o);
+}
+
+TEST(touch_rejects)
+{
+	struct keyctl_event e;
+	json_object *o;
+
+	touch_bad("application", "\"smartcard\"", EBADMSG);
+	touch_bad("application", NULL, EBADMSG);
+	touch_bad("application", "2", EBADMSG);
+	touch_bad("slot", "\"sign\"", EBADMSG); /* GnuPG's refs, not the card slot's name */
+	touch_bad("slot", "\"9c\"", EBADMSG); /* a PIV slot on OpenPGP */
+	touch_bad("slot", "\"\"", EBADMSG);
+	touch_bad("slot", "\"sigsigsig\"", EMSGSIZE);
+	touch_bad("slot", NULL, EBADMSG);
+	touch_bad("since_epoch", NULL, EBADMSG); /* a wait has a start */
+	touch_bad("since_epoch", "0", EBADMSG);
+	touch_bad("since_epoch", "-5", EBADMSG);
+	touch_bad("since_epoch", "\"1796724000\"", EBADMSG);
+	touch_bad("since_usec", "1000000", EBADMSG);
+	touch_bad("since_usec", "-1", EBADMSG);
+	touch_bad("requester", "\"git\\u001b[31m\"", EBADMSG); /* a terminal escape */
+	touch_bad("requester", "\"gît\"", EBADMSG);
+	touch_bad("requester", "\"0123456789abcdef0123456789abcdef\"", EMSGSIZE);
+	touch_bad("requester", "\"g\\u0000it\"", EBADMSG);
+	touch_bad("requester", NULL, EBADMSG);
+	token_bad("touch_pending", "\"sig\"", EBADMSG);
+	token_bad("touch_pending", "{}", EBADMSG);
+
+	/* PIV: two lower-case hex digits; FIDO: no slot. */
+	{
+		struct touch_pending tp;
+
+		fill_touch(&tp);
+		tp.application = TOUCH_APP_PIV;
+		strcpy(tp.slot, "9C");
+		ASSERT_ERR(touch_pending_check(&tp), EINVAL);
+		strcpy(tp.slot, "9c");
+		ASSERT_OK(touch_pending_check(&tp));
+		tp.application = TOUCH_APP_FIDO;
+		ASSERT_ERR(touch_pending_check(&tp), EINVAL);
+		tp.slot[0] = 0;
+		ASSERT_OK(touch_pending_check(&tp));
+		tp.application = TOUCH_APP_MAX;
+		ASSERT_ERR(touch_pending_check(&tp), EINVAL);
+	}
+
+	/* Touch events: no token, a pending one without touch_pending, an unknown end. */
+	o = json_tokener_parse("{\"event\":{\"type\":\"touch-pending\"}}");
+	ASSERT_ERR(codec_event_from_json(o, &e), EBADMSG);
+	json_object_put(o);
+	{
+		struct token t;
+		json_object *ev, *x;
+
+		fill_token(&t);
+		ASSERT_OK(codec_event_touch_to_json(EVENT_TOUCH_DONE, &t, TOUCH_END_TIMEOUT, &o));
+		ev = json_object_object_get(o, "event");
+		json_object_object_add(ev, "type", json_object_new_string("touch-pending"));
+		ASSERT_ERR(codec_event_from_json(o, &e), EBADMSG);
+		json_object_object_add(ev, "type", json_object_new_string("touch-done"));
+		ASSERT_OK(codec_event_from_json(o, &e));
+		ASSERT_EQ(e.touch_end, TOUCH_END_TIMEOUT);
+		keyctl_event_done(&e);
+		json_object_object_add(ev, "touch_end", json_object_new_string("exploded"));
+		ASSERT_ERR(codec_event_from_json(o, &e), EBADMSG);
+		json_object_put(o);
+
+		t.touch_waiting = true;
+		fill_touch(&t.touch);
+		ASSERT_OK(codec_token_to_json(&t, &x));
+		o = json_tokener_parse("{\"event\":{\"type\":\"touch-done\"}}");
+		json_object_object_add(json_object_object_get(o, "event"), "token", x);
+		ASSERT_ERR(codec_event_from_json(o, &e), EBADMSG); /* done, yet still waiting */
+		json_object_put(o);
+	}
+}
+
 TEST(format_time)
 {
 	char buf[CODEC_TIME_MAX];
@@ -535,5 +711,7 @@ int main(void)
 	RUN(card_rejects);
 	RUN(key_and_status_rejects);
 	RUN(format_time);
+	RUN(roundtrip_touch);
+	RUN(touch_rejects);
 	return 0;
 }
