@@ -22,6 +22,8 @@ static const char *const message_ids[MODEL_EVENT_MAX] = {
 	[MODEL_FINDING_RAISED] = MESSAGE_ID_FINDING_RAISED,
 	[MODEL_FINDING_CLEARED] = MESSAGE_ID_FINDING_CLEARED,
 	[MODEL_DAEMON_CHANGED] = MESSAGE_ID_DAEMON_CHANGED,
+	[MODEL_TOUCH_PENDING] = MESSAGE_ID_TOUCH_PENDING,
+	[MODEL_TOUCH_DONE] = MESSAGE_ID_TOUCH_DONE,
 };
 
 static const char *slot_usage(unsigned caps)
@@ -56,6 +58,28 @@ static void log_token(enum model_event_type type, const struct token *t)
 	token_display_name(t, name, sizeof(name));
 	log_struct(type == MODEL_TOKEN_CHANGED ? LOG_DEBUG : LOG_INFO, message_ids[type], fields,
 	           "Token %s %s%s%s", name, verbs[type], *t->error ? ": " : "", t->error);
+}
+
+/* Debug: a wait comes with every signature on a touch-protected slot, news for the user's
+ * desktop but not for the journal. */
+static void log_touch(const struct model_event *ev)
+{
+	char f[2][FIELD_MAX], name[128], what[96];
+	const char *fields[3] = { f[0], f[1], NULL };
+
+	snprintf(f[0], FIELD_MAX, "KEYCTL_TOKEN=%s", ev->token->id);
+	snprintf(f[1], FIELD_MAX, "KEYCTL_TOUCH=%s",
+	         ev->type == MODEL_TOUCH_PENDING ? "pending" : touch_end_to_string(ev->touch_end));
+	token_display_name(ev->token, name, sizeof(name));
+	if (ev->type == MODEL_TOUCH_DONE) {
+		log_struct(LOG_DEBUG, message_ids[ev->type], fields,
+		           "Token %s no longer waits (%s)", name,
+		           touch_end_to_string(ev->touch_end));
+		return;
+	}
+	touch_pending_describe(&ev->token->touch, what, sizeof(what));
+	log_struct(LOG_DEBUG, message_ids[ev->type], fields, "Token %s waits for a touch (%s)",
+	           name, what);
 }
 
 static void on_event(struct model *m, const struct model_event *ev, void *userdata)
@@ -121,6 +145,10 @@ static void on_event(struct model *m, const struct model_event *ev, void *userda
 		           i->keyring_stale ? i->keyring_error : "", "");
 		return;
 	}
+	case MODEL_TOUCH_PENDING:
+	case MODEL_TOUCH_DONE:
+		log_touch(ev);
+		return;
 	case MODEL_EVENT_MAX:
 		break;
 	}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The model: tokens merged from per-source sightings, the keyring's keys with their derived
- * levels, the audit's findings, and the daemon's own info; plus the events when any of it
- * changes. Every change goes through one of the *_put/_replace/_remove calls here, which diff the
- * new state against what subscribers were last told, so an event is emitted once per real change.
+ * levels, the audit's findings, the daemon's own info, and which token waits for a touch; plus
+ * the events when any of it changes. Every change goes through one of the *_put/_replace/_remove
+ * calls here, which diff the new state against what subscribers were last told, so an event is
+ * emitted once per real change.
  *
  * Does not: read devices or keyrings, compute levels (the deriver does), log or keep time.
  */
@@ -31,6 +32,9 @@ struct model {
 
 	struct sighting *sightings;
 	size_t n_sightings;
+	/* Parallel to sightings, refreshed by every rebuild: the id of the token each is part
+	 * of (model_token_id_by_sighting()). */
+	char (*sighting_token)[TOKEN_ID_MAX];
 
 	struct key *keys; /* current, annotated by the deriver */
 	size_t n_keys;
@@ -63,6 +67,7 @@ static const char *const event_names[MODEL_EVENT_MAX] = {
 	[MODEL_KEY_CHANGED] = "key-changed",         [MODEL_KEY_REMOVED] = "key-removed",
 	[MODEL_LEVEL_CHANGED] = "level-changed",     [MODEL_FINDING_RAISED] = "finding-raised",
 	[MODEL_FINDING_CLEARED] = "finding-cleared", [MODEL_DAEMON_CHANGED] = "daemon-changed",
+	[MODEL_TOUCH_PENDING] = "touch-pending",     [MODEL_TOUCH_DONE] = "touch-done",
 };
 
 const char *model_event_type_to_string(enum model_event_type t)
@@ -79,8 +84,9 @@ int model_new(struct model **ret)
 	m->tokens = calloc(TOKENS_MAX, sizeof(struct token));
 	m->max_counter = calloc(TOKENS_MAX, sizeof(uint32_t));
 	m->sightings = calloc(SIGHTINGS_MAX, sizeof(struct sighting));
+	m->sighting_token = calloc(SIGHTINGS_MAX, sizeof(*m->sighting_token));
 	m->info = calloc(1, sizeof(struct daemon_info));
-	if (!m->tokens || !m->max_counter || !m->sightings || !m->info) {
+	if (!m->tokens || !m->max_counter || !m->sightings || !m->sighting_token || !m->info) {
 		model_free(m);
 		return -ENOMEM;
 	}
@@ -102,6 +108,7 @@ struct model *model_free(struct model *m)
 	free(m->tokens);
 	free(m->max_counter);
 	free(m->sightings);
+	free(m->sighting_token);
 	keys_free(m->keys, m->n_keys);
 	keys_free(m->told, m->n_told);
 	free(m->findings);
@@ -151,6 +158,17 @@ static void emit(struct model *m, const struct model_event *ev)
 static void emit_token(struct model *m, enum model_event_type type, const struct token *t)
 {
 	emit(m, &(struct model_event){ .type = type, .token = t });
+}
+
+/* Ends t's wait for a touch, if it waits, and says so. */
+static int touch_end(struct model *m, struct token *t, enum touch_end how)
+{
+	if (!t->touch_waiting)
+		return 0;
+	t->touch_waiting = false;
+	memset(&t->touch, 0, sizeof(t->touch));
+	emit(m, &(struct model_event){ .type = MODEL_TOUCH_DONE, .token = t, .touch_end = how });
+	return 1;
 }
 
 /* ---- tokens ---------------------------------------------------------------------------- */
@@ -226,6 +244,9 @@ static int token_store(struct model *m, struct token *t, int64_t now)
 		was_present = old->present;
 		t->first_seen = old->first_seen;
 		t->counter_went_down = old->counter_went_down;
+		/* Only model_touch_set() changes a wait; a sighting knows nothing of it. */
+		t->touch_waiting = old->touch_waiting;
+		memcpy(&t->touch, &old->touch, sizeof(t->touch));
 	} else {
 		r = token_make_room(m);
 		if (r < 0)
@@ -311,6 +332,9 @@ static int tokens_store(struct model *m, const ssize_t *partner, int64_t now,
 		if (q < 0)
 			r = q;
 		memcpy(ids->seen[ids->n_seen++], t.id, TOKEN_ID_MAX);
+		memcpy(m->sighting_token[i], t.id, TOKEN_ID_MAX);
+		if (usb && pcsc)
+			memcpy(m->sighting_token[partner[i]], t.id, TOKEN_ID_MAX);
 		if (usb && pcsc) {
 			struct sighting raw;
 			struct token alone;
@@ -340,6 +364,7 @@ static void tokens_retire(struct model *m, const struct rebuild_ids *ids, int64_
 		if (!t->present && !renamed)
 			continue;
 		if (t->present) {
+			(void)touch_end(m, t, TOUCH_END_REMOVED);
 			t->present = false;
 			t->last_seen = now;
 			emit_token(m, MODEL_TOKEN_REMOVED, t);
@@ -420,9 +445,21 @@ int model_sighting_remove(struct model *m, enum sighting_source src, const char 
 int model_token_put(struct model *m, const struct token *t)
 {
 	ssize_t i = token_index(m, t->id);
+	struct token c;
 	int r;
 
 	m->generation++;
+
+	/* A wait is the model's own (model_touch_set()): a put (state.c's remembered tokens)
+	 * neither starts nor ends one, and an absent token has none. */
+	memcpy(&c, t, sizeof(c));
+	c.touch_waiting = i >= 0 && c.present && m->tokens[i].touch_waiting;
+	memset(&c.touch, 0, sizeof(c.touch));
+	if (c.touch_waiting)
+		memcpy(&c.touch, &m->tokens[i].touch, sizeof(c.touch));
+	else if (i >= 0)
+		(void)touch_end(m, &m->tokens[i], TOUCH_END_REMOVED);
+	t = &c;
 
 	if (i >= 0) {
 		if (memcmp(&m->tokens[i], t, sizeof(*t)) == 0)
@@ -450,11 +487,68 @@ int model_token_remove(struct model *m, const char *id)
 
 	if (i < 0)
 		return -ENOENT;
+	(void)touch_end(m, &m->tokens[i], TOUCH_END_REMOVED);
 	memcpy(&last, &m->tokens[i], sizeof(last));
 	last.present = false;
 	token_drop(m, (size_t)i);
 	emit_token(m, MODEL_TOKEN_REMOVED, &last);
 	return model_update(m);
+}
+
+int model_token_id_by_sighting(struct model *m, enum sighting_source src, const char *handle,
+                               char *buf, size_t size)
+{
+	ssize_t i = sighting_index(m, src, handle);
+
+	if (i < 0)
+		return -ENOENT;
+	return strcpy_bounded(buf, size, m->sighting_token[i]) < 0 ? -ENOBUFS : 0;
+}
+
+/* ---- touch waits ----------------------------------------------------------------------- */
+
+int model_touch_set(struct model *m, const char *token_id, const struct touch_pending *tp)
+{
+	ssize_t i = token_index(m, token_id);
+	struct token *t;
+
+	m->generation++;
+
+	if (!tp)
+		return model_touch_done(m, token_id, TOUCH_END_TOUCHED);
+	if (touch_pending_check(tp) < 0)
+		return -EINVAL;
+	if (i < 0 || !m->tokens[i].present)
+		return -ENOENT;
+	t = &m->tokens[i];
+	/* Field by field, and copied so: a detector's struct may hold bytes past a string's NUL,
+	 * which must not reach the token (token_same() compares bytes). */
+	if (t->touch_waiting && t->touch.application == tp->application &&
+	    streq(t->touch.slot, tp->slot) && t->touch.since == tp->since &&
+	    t->touch.since_usec == tp->since_usec && streq(t->touch.requester, tp->requester))
+		return 0;
+	t->touch_waiting = true;
+	memset(&t->touch, 0, sizeof(t->touch));
+	t->touch.application = tp->application;
+	memcpy(t->touch.slot, tp->slot, strlen(tp->slot) + 1);
+	t->touch.since = tp->since;
+	t->touch.since_usec = tp->since_usec;
+	memcpy(t->touch.requester, tp->requester, strlen(tp->requester) + 1);
+	emit_token(m, MODEL_TOUCH_PENDING, t);
+	return 1;
+}
+
+int model_touch_done(struct model *m, const char *token_id, enum touch_end how)
+{
+	ssize_t i = token_index(m, token_id);
+
+	m->generation++;
+
+	if ((unsigned)how >= TOUCH_END_MAX)
+		return -EINVAL;
+	if (i < 0 || !m->tokens[i].present)
+		return -ENOENT;
+	return touch_end(m, &m->tokens[i], how);
 }
 
 /* ---- keys ------------------------------------------------------------------------------ */

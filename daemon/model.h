@@ -26,6 +26,8 @@ enum model_event_type {
 	MODEL_FINDING_RAISED,
 	MODEL_FINDING_CLEARED,
 	MODEL_DAEMON_CHANGED, /* daemon_info changed (pcsc availability, keyring staleness) */
+	MODEL_TOUCH_PENDING, /* token waits for a touch (token->touch says what for) */
+	MODEL_TOUCH_DONE, /* token's wait ended; touch_end says how */
 	MODEL_EVENT_MAX,
 };
 
@@ -40,6 +42,7 @@ struct model_event {
 	 * became "in 4 days", or the token holding the key became known): news for a client
 	 * that shows the text, not a new problem. */
 	bool reworded;
+	enum touch_end touch_end; /* TOUCH_DONE */
 };
 
 struct model;
@@ -81,6 +84,28 @@ int model_sighting_put(struct model *m, enum sighting_source src, const char *ha
                        const struct token *t, int64_t now);
 int model_sighting_remove(struct model *m, enum sighting_source src, const char *handle,
                           int64_t now);
+/* The id of the token a sighting is part of now, into buf (TOKEN_ID_MAX bytes suffice).
+ * handle is the one its source reports under: for SIGHTING_USB the syspath of the USB device
+ * (sd-device devtype "usb_device", "/sys/devices/.../usb1/1-2"), so a hidraw node's reader
+ * finds it with sd_device_get_parent_with_subsystem_devtype(dev, "usb", "usb_device"); for
+ * SIGHTING_PCSC the reader name. -ENOENT when no such sighting is known, -ENOBUFS when buf is too
+ * small. The id can change when a USB-only token's card is read (its provisional id gives way
+ * to the card's): look it up again when the wait ends rather than keeping it. */
+int model_token_id_by_sighting(struct model *m, enum sighting_source src, const char *handle,
+                               char *buf, size_t size);
+
+/*
+ * Touch waits (doc/touch.md), reported by the detectors on the loop thread. tp non-NULL: the
+ * present token token_id waits for a touch; emits TOUCH_PENDING, again when tp differs from
+ * what was set (a requester learned later), nothing when it is the same. tp NULL: the wait
+ * ended the ordinary way (TOUCH_END_TOUCHED), as model_touch_done(). Returns 1 when an event was
+ * emitted, 0 when nothing changed (done while not waiting), -ENOENT for an unknown or absent
+ * token, -EINVAL when tp fails touch_pending_check(). Either moves the generation, so replies
+ * built since show it. The model ends a wait itself when its token goes away (TOUCH_DONE with
+ * TOUCH_END_REMOVED, before TOKEN_REMOVED); nothing of it is remembered across restarts.
+ */
+int model_touch_set(struct model *m, const char *token_id, const struct touch_pending *tp);
+int model_touch_done(struct model *m, const char *token_id, enum touch_end how);
 
 /* Adds or replaces the token with t->id; emits ADDED or CHANGED (nothing if equal). */
 int model_token_put(struct model *m, const struct token *t);

@@ -555,10 +555,13 @@ static void on_model_event(struct model *m, const struct model_event *ev, void *
 	type = event_type_from_string(model_event_type_to_string(ev->type));
 	if (type < 0)
 		return;
-	r = codec_event_to_json(
-	        type, ev->token, ev->key, ev->subkey ? ev->subkey->fingerprint : NULL,
-	        ev->subkey ? ev->subkey->level : LEVEL_OK, ev->old_level, ev->finding,
-	        ev->type == MODEL_DAEMON_CHANGED ? model_daemon_info(m) : NULL, &p);
+	if (ev->type == MODEL_TOUCH_PENDING || ev->type == MODEL_TOUCH_DONE)
+		r = codec_event_touch_to_json(type, ev->token, ev->touch_end, &p);
+	else
+		r = codec_event_to_json(
+		        type, ev->token, ev->key, ev->subkey ? ev->subkey->fingerprint : NULL,
+		        ev->subkey ? ev->subkey->level : LEVEL_OK, ev->old_level, ev->finding,
+		        ev->type == MODEL_DAEMON_CHANGED ? model_daemon_info(m) : NULL, &p);
 	if (r >= 0)
 		r = varlink_reply_build(p, true, &msg, &n);
 	if (r < 0) {

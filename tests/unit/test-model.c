@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The model's merging of sightings into tokens and its change events: what a client of Watch
- * would be told, in order, for insertions, removals, keyring refreshes and audit passes.
+ * would be told, in order, for insertions, removals, keyring refreshes, audit passes and touch
+ * waits.
  */
 #include "model.h"
 #include "test.h"
@@ -14,6 +15,8 @@ struct recorder {
 	char what[EVENTS_MAX][FPR_HEX_MAX + RULE_ID_MAX];
 	enum level level[EVENTS_MAX];
 	bool reworded[EVENTS_MAX];
+	enum touch_end touch_end[EVENTS_MAX];
+	bool touch_waiting[EVENTS_MAX];
 };
 
 static void record(struct model *m, const struct model_event *ev, void *userdata)
@@ -33,6 +36,8 @@ static void record(struct model *m, const struct model_event *ev, void *userdata
 	r->type[r->n] = ev->type;
 	r->level[r->n] = ev->subkey ? ev->subkey->level : LEVEL_OK;
 	r->reworded[r->n] = ev->reworded;
+	r->touch_end[r->n] = ev->touch_end;
+	r->touch_waiting[r->n] = ev->token && ev->token->touch_waiting;
 	strcpy_trunc(r->what[r->n], sizeof(r->what[0]), what);
 	r->n++;
 }
@@ -463,6 +468,163 @@ TEST(shared_serials_stay_two_tokens)
 	ASSERT_TRUE(tokens[0].serial_shared && tokens[1].serial_shared);
 }
 
+static struct touch_pending touch_sig(const char *requester)
+{
+	struct touch_pending tp;
+
+	memset(&tp, 0, sizeof(tp));
+	tp.application = TOUCH_APP_OPENPGP;
+	strcpy_trunc(tp.slot, sizeof(tp.slot), "sig");
+	tp.since = 300;
+	tp.since_usec = 5000;
+	strcpy_trunc(tp.requester, sizeof(tp.requester), requester);
+	return tp;
+}
+
+TEST(touch_pending_and_done)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	struct token u = usb_yubikey("12345678"), c = card_yubikey("12345678", 7);
+	struct touch_pending tp = touch_sig(""), bad;
+	const struct token *t;
+	uint64_t gen;
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_ERR(model_touch_set(m, "yubikey-12345678", &tp), ENOENT);
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/devices/usb1/1-1", &u, 100));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "reader", &c, 101));
+	ASSERT_OK(model_subscribe(m, record, &rec));
+
+	gen = model_generation(m);
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", &tp), 1);
+	ASSERT_TRUE(model_generation(m) > gen);
+	ASSERT_EQ(rec.n, 1);
+	ASSERT_EQ(rec.type[0], MODEL_TOUCH_PENDING);
+	ASSERT_STREQ(rec.what[0], "yubikey-12345678");
+	ASSERT_TRUE(rec.touch_waiting[0]);
+	t = model_token_get(m, "yubikey-12345678");
+	ASSERT_TRUE(t->touch_waiting);
+	ASSERT_STREQ(t->touch.slot, "sig");
+	ASSERT_EQ(t->touch.since_usec, 5000);
+
+	/* The same again: nothing; the requester learned: told again. */
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", &tp), 0);
+	ASSERT_EQ(rec.n, 1);
+	tp = touch_sig("git");
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", &tp), 1);
+	ASSERT_EQ(rec.type[1], MODEL_TOUCH_PENDING);
+	ASSERT_STREQ(model_token_get(m, "yubikey-12345678")->touch.requester, "git");
+
+	/* A sighting of the same token (a card read) keeps the wait, and says nothing of it. */
+	c.openpgp.signature_counter = 8;
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "reader", &c, 102));
+	ASSERT_EQ(rec.type[2], MODEL_TOKEN_CHANGED);
+	ASSERT_TRUE(rec.touch_waiting[2]);
+	ASSERT_TRUE(model_token_get(m, "yubikey-12345678")->touch_waiting);
+
+	/* Bad values are refused, and change nothing. */
+	bad = touch_sig("git\n");
+	ASSERT_ERR(model_touch_set(m, "yubikey-12345678", &bad), EINVAL);
+	bad = touch_sig("git");
+	strcpy_trunc(bad.slot, sizeof(bad.slot), "9c");
+	ASSERT_ERR(model_touch_set(m, "yubikey-12345678", &bad), EINVAL);
+	ASSERT_ERR(model_touch_done(m, "yubikey-12345678", TOUCH_END_MAX), EINVAL);
+	ASSERT_EQ(rec.n, 3);
+
+	/* Touched: done, once. */
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", NULL), 1);
+	ASSERT_EQ(rec.type[3], MODEL_TOUCH_DONE);
+	ASSERT_EQ(rec.touch_end[3], TOUCH_END_TOUCHED);
+	ASSERT_FALSE(rec.touch_waiting[3]);
+	t = model_token_get(m, "yubikey-12345678");
+	ASSERT_FALSE(t->touch_waiting);
+	ASSERT_EQ(t->touch.since, 0);
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", NULL), 0);
+	ASSERT_EQ(model_touch_done(m, "yubikey-12345678", TOUCH_END_TIMEOUT), 0);
+	ASSERT_EQ(rec.n, 4);
+
+	/* Unplugged while waiting: touch-done "removed", then token-removed; no wait remembered. */
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", &tp), 1);
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_PCSC, "reader", 103));
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_USB, "/sys/devices/usb1/1-1", 104));
+	ASSERT_EQ(rec.type[rec.n - 2], MODEL_TOUCH_DONE);
+	ASSERT_EQ(rec.touch_end[rec.n - 2], TOUCH_END_REMOVED);
+	ASSERT_EQ(rec.type[rec.n - 1], MODEL_TOKEN_REMOVED);
+	ASSERT_FALSE(rec.touch_waiting[rec.n - 1]);
+	t = model_token_get(m, "yubikey-12345678");
+	ASSERT_FALSE(t->present);
+	ASSERT_FALSE(t->touch_waiting);
+	ASSERT_ERR(model_touch_set(m, "yubikey-12345678", &tp), ENOENT);
+	ASSERT_ERR(model_touch_done(m, "yubikey-12345678", TOUCH_END_TIMEOUT), ENOENT);
+}
+
+/* A remembered token put back (state.c) never brings a wait with it, nor ends a live one. */
+TEST(touch_not_remembered)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct recorder rec = { 0 };
+	struct token c = card_yubikey("12345678", 7), saved;
+	struct touch_pending tp = touch_sig("gpg");
+	const struct token *t;
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "reader", &c, 101));
+	ASSERT_EQ(model_touch_set(m, "yubikey-12345678", &tp), 1);
+	memcpy(&saved, model_token_get(m, "yubikey-12345678"), sizeof(saved));
+	ASSERT_TRUE(saved.touch_waiting);
+
+	/* A put of the same token while it waits keeps the wait. */
+	ASSERT_OK(model_subscribe(m, record, &rec));
+	saved.touch_waiting = false;
+	memset(&saved.touch, 0, sizeof(saved.touch));
+	ASSERT_OK(model_token_put(m, &saved));
+	ASSERT_TRUE(model_token_get(m, "yubikey-12345678")->touch_waiting);
+
+	/* A remembered, absent token that says it waits does not. */
+	saved.touch_waiting = true;
+	saved.touch = tp;
+	saved.present = false;
+	strcpy_trunc(saved.id, sizeof(saved.id), "yubikey-99999999");
+	ASSERT_OK(model_token_put(m, &saved));
+	t = model_token_get(m, "yubikey-99999999");
+	ASSERT_TRUE(t);
+	ASSERT_FALSE(t->touch_waiting);
+	ASSERT_EQ(t->touch.since, 0);
+}
+
+TEST(token_id_by_sighting)
+{
+	_cleanup_(model_freep) struct model *m = NULL;
+	struct token u = usb_yubikey(""), c = card_yubikey("87654321", 1);
+	char id[TOKEN_ID_MAX], small[4];
+
+	ASSERT_OK(model_new(&m));
+	ASSERT_ERR(model_token_id_by_sighting(m, SIGHTING_USB, "/sys/x", id, sizeof(id)), ENOENT);
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/x", &u, 1));
+	ASSERT_OK(model_token_id_by_sighting(m, SIGHTING_USB, "/sys/x", id, sizeof(id)));
+	ASSERT_TRUE(strncmp(id, "yubikey-u", 9) == 0);
+	/* Its card read: the USB device is now part of the card's token. */
+	ASSERT_OK(model_sighting_put(m, SIGHTING_PCSC, "reader", &c, 2));
+	ASSERT_OK(model_token_id_by_sighting(m, SIGHTING_USB, "/sys/x", id, sizeof(id)));
+	ASSERT_STREQ(id, "yubikey-87654321");
+	ASSERT_OK(model_token_id_by_sighting(m, SIGHTING_PCSC, "reader", id, sizeof(id)));
+	ASSERT_STREQ(id, "yubikey-87654321");
+	ASSERT_ERR(model_token_id_by_sighting(m, SIGHTING_PCSC, "/sys/x", id, sizeof(id)), ENOENT);
+	ASSERT_ERR(model_token_id_by_sighting(m, SIGHTING_USB, "/sys/x", small, sizeof(small)),
+	           ENOBUFS);
+
+	/* A second device: its own token, and the first keeps its id after the other goes. */
+	struct token u2 = usb_yubikey("11111111");
+	ASSERT_OK(model_sighting_put(m, SIGHTING_USB, "/sys/y", &u2, 3));
+	ASSERT_OK(model_token_id_by_sighting(m, SIGHTING_USB, "/sys/y", id, sizeof(id)));
+	ASSERT_STREQ(id, "yubikey-11111111");
+	ASSERT_OK(model_sighting_remove(m, SIGHTING_PCSC, "reader", 4));
+	ASSERT_OK(model_token_id_by_sighting(m, SIGHTING_USB, "/sys/y", id, sizeof(id)));
+	ASSERT_STREQ(id, "yubikey-11111111");
+	ASSERT_ERR(model_token_id_by_sighting(m, SIGHTING_PCSC, "reader", id, sizeof(id)), ENOENT);
+}
+
 int main(void)
 {
 	RUN(usb_and_card_are_one_token);
@@ -474,5 +636,8 @@ int main(void)
 	RUN(reworded_findings_are_marked);
 	RUN(daemon_info_changes);
 	RUN(absent_tokens_are_bounded);
+	RUN(touch_pending_and_done);
+	RUN(touch_not_remembered);
+	RUN(token_id_by_sighting);
 	return 0;
 }
