@@ -103,6 +103,29 @@ static void token_labels(FILE *out, const struct token *t, const char *extra_nam
 	fputc('}', out);
 }
 
+/* One sample per present token: 1 with what waits while it waits for a touch, else 0 with empty
+ * labels, so that an alert on "== 1" and a graph of the waits both have a series to read. */
+static void touch_family(FILE *out, const struct token *tokens, size_t n_tokens)
+{
+	family(out, "keyctl_token_touch_pending", "gauge",
+	       "1 while the token waits for a touch (application and slot say which key), else "
+	       "0; present tokens only.");
+	for (size_t i = 0; i < n_tokens; i++) {
+		const struct token *t = &tokens[i];
+		const char *app = t->touch_waiting ? touch_app_to_string(t->touch.application) : "";
+
+		if (!t->present)
+			continue;
+		fputs("keyctl_token_touch_pending{token=", out);
+		prometheus_put_label_value(out, t->id);
+		fputs(",application=", out);
+		prometheus_put_label_value(out, app ? app : "");
+		fputs(",slot=", out);
+		prometheus_put_label_value(out, t->touch_waiting ? t->touch.slot : "");
+		fprintf(out, "} %d\n", t->touch_waiting ? 1 : 0);
+	}
+}
+
 static bool subkey_listed(const struct key *k, const struct subkey *s)
 {
 	return !k->revoked && !k->disabled && !s->revoked && !s->disabled;
@@ -208,6 +231,7 @@ int prometheus_render(FILE *out, const struct daemon_info *d, const struct token
 				token_labels(out, &tokens[i], "pin", pins[p]);
 				fprintf(out, " %u\n", tokens[i].openpgp.pin_retries[p]);
 			}
+		touch_family(out, tokens, n_tokens);
 	}
 
 	family(out, "keyctl_subkey_expiry_timestamp_seconds", "gauge",

@@ -339,6 +339,11 @@ static void render_token(const struct ctx *c, const struct token *t)
 			snprintf(buf, sizeof(buf), "absent");
 		put_colored(c, SGR_DIM, buf);
 	}
+	if (t->present && t->touch_waiting) {
+		table_touch_words(&t->touch, buf, sizeof(buf));
+		fputs(SEP, c->out);
+		put_colored(c, SGR_YELLOW, buf);
+	}
 	if (!isempty(fw))
 		fprintf(c->out, "%sfirmware %s", SEP, fw);
 	fputc('\n', c->out);
@@ -774,6 +779,14 @@ int table_render_event(FILE *out, const struct keyctl_event *e, int64_t now, boo
 	case EVENT_DAEMON_CHANGED:
 		event_daemon(&c, &e->daemon);
 		break;
+	case EVENT_TOUCH_PENDING:
+	case EVENT_TOUCH_DONE: {
+		char line[512];
+
+		table_touch_event_words(e, line, sizeof(line));
+		fputs(line, out);
+		break;
+	}
 	default:
 		fputs("unknown event", out);
 	}

@@ -34,5 +34,12 @@ const char *table_short_fpr(const char *fpr);
 /* "[SC]", "[E]", "[A]"; "[-]" for none. */
 void table_format_usage(char *buf, size_t size, unsigned capabilities);
 
+/* "waiting for touch (signing key; likely git)": a token's wait, as its line in the table says it
+ * (table-touch.c). */
+void table_touch_words(const struct touch_pending *tp, char *buf, size_t size);
+/* "touch pending: YubiKey 5 NFC #12345678, waiting for touch (signing key; likely git)", "touch
+ * done: YubiKey 5 NFC #12345678, touched": a touch event's words, after --watch's time stamp. */
+void table_touch_event_words(const struct keyctl_event *e, char *buf, size_t size);
+
 /* The ANSI SGR sequence for a level ("" for none), shared with the event lines. */
 const char *table_level_color(enum level l);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Fake servers on a unix socket for the clients' tests, each serving on a thread of the test:
 FakeDaemon, a keyctld that answers GetInfo, then GetStatus with a fixed reply or Watch with that
-state; Alien, a socket of another program (one that greets in its own protocol, as gpg-agent
+state (then the events it is given, touch_events() for a touch wait); Alien, a socket of another program (one that greets in its own protocol, as gpg-agent
 does, one that says nothing, one that speaks Varlink but not io.keyctl). close() stops each."""
 
 import json
@@ -107,10 +107,30 @@ class Listener:
         self.thread.join(timeout=10)
 
 
+def touch_pending(application="openpgp", slot="sig", requester="git", since=None):
+    """A TouchPending as keyctld sends it."""
+    since = NOW if since is None else since
+    return {"application": application, "slot": slot, "since": iso(since),
+            "since_epoch": since, "since_usec": 250000, "requester": requester}
+
+
+def touch_events(token, pause=0.0, **kw):
+    """A touch-pending of token (TouchPending from touch_pending(**kw)), then its touch-done
+    ("touched") pause seconds later: events for FakeDaemon's Watch."""
+    waiting = dict(token, touch_pending=touch_pending(**kw))
+    return [{"type": "touch-pending", "token": waiting},
+            {"pause": pause},
+            {"type": "touch-done", "token": dict(token), "touch_end": "touched"}]
+
+
 class FakeDaemon(Listener):
-    def __init__(self, path, params, watch_stays=False):
+    def __init__(self, path, params, watch_stays=False, events=None):
+        """events: what Watch sends after the state, instead of a token-changed (its token
+        absent); an entry {"pause": s} waits s seconds instead. With watch_stays, the
+        connection is held open after them until the client goes."""
         self.params = params
         self.watch_stays = watch_stays
+        self.events = events
         self.compact = False  # keyctld's own form: {"parameters":...} without blanks
         self.calls = []
         super().__init__(path)
@@ -128,26 +148,34 @@ class FakeDaemon(Listener):
             if call.get("method") == "io.keyctl.GetStatus":
                 msg = {"parameters": self.params}
             elif call.get("method") == "io.keyctl.Watch" and self.watch_stays:
-                # The state, then nothing until the client goes, as a daemon at rest.
-                state = dict(self.params, type="state")
-                conn.sendall(json.dumps({"parameters": {"event": state},
-                                         "continues": True}).encode() + b"\0")
+                # The state (and the events), then nothing until the client goes, as a daemon
+                # at rest.
+                self.send_events(conn, [dict(self.params, type="state")] + (self.events or []))
                 while conn.recv(65536):
                     pass
                 return
             elif call.get("method") == "io.keyctl.Watch" and call.get("more"):
-                # A state, one change, then the daemon "goes away".
-                state = dict(self.params, type="state")
+                # A state, the changes, then the daemon "goes away".
                 token = dict(self.params["tokens"][0], present=False)
-                for ev in (state, {"type": "token-changed", "token": token}):
-                    conn.sendall(json.dumps({"parameters": {"event": ev},
-                                             "continues": True}).encode() + b"\0")
+                events = self.events
+                if events is None:
+                    events = [{"type": "token-changed", "token": token}]
+                self.send_events(conn, [dict(self.params, type="state")] + events)
                 return
             else:
                 msg = {"error": "org.varlink.service.MethodNotFound",
                        "parameters": {"method": call.get("method")}}
             sep = (",", ":") if self.compact else None
             conn.sendall(json.dumps(msg, separators=sep).encode() + b"\0")
+
+    @staticmethod
+    def send_events(conn, events):
+        for ev in events:
+            if "pause" in ev:
+                time.sleep(ev["pause"])
+                continue
+            conn.sendall(json.dumps({"parameters": {"event": ev},
+                                     "continues": True}).encode() + b"\0")
 
     @staticmethod
     def next_call(conn):

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from fake_keyctld import Alien, FakeDaemon, reply
+from fake_keyctld import Alien, FakeDaemon, reply, touch_events, touch_pending
 
 STATUS = sys.argv[1] if len(sys.argv) > 1 else os.environ["KEYCTL_STATUS"]
 FAILED = []
@@ -325,6 +325,63 @@ def test_fake_daemon(tmp):
         os.unlink(path)
 
 
+def test_touch(tmp):
+    """Issue 34, item 1: a token waiting for a touch, as the table, --json, Prometheus and
+    --watch show it."""
+    path = os.path.join(tmp, "fake-touch.sock")
+    params = reply("ok", "ok")
+    token = params["tokens"][0]
+    waiting = dict(params, tokens=[dict(token, touch_pending=touch_pending())])
+    d = FakeDaemon(path, waiting, events=touch_events(token, requester=""))
+    env = {"KEYCTL_SOCKET": path}
+    try:
+        rc, out, err = run([], env)
+        check("touch: the token's line says it waits, and for what",
+              "  YubiKey 5 NFC #12345678  present  waiting for touch (signing key; likely git)"
+              "  firmware 5.4.3\n" in out, "rc=%d out=%r err=%r" % (rc, out, err))
+        rc, out, err = run(["--json"], env)
+        tp = json.loads(out)["tokens"][0].get("touch_pending") if out else None
+        check("touch: --json carries touch_pending",
+              tp == touch_pending() and tp["application"] == "openpgp" and
+              tp["slot"] == "sig" and tp["requester"] == "git", out[:300])
+        rc, out, err = run(["--format=prometheus"], env)
+        check("touch: the Prometheus gauge is 1",
+              "# TYPE keyctl_token_touch_pending gauge\n"
+              'keyctl_token_touch_pending{token="yubikey-12345678",application="openpgp",'
+              'slot="sig"} 1\n' in out, out)
+
+        rc, out, err = run(["--watch"], env)
+        lines = out.splitlines()
+        check("touch: --watch prints the wait and its end",
+              rc == 3 and len(lines) == 3 and
+              lines[1].endswith(" touch pending: YubiKey 5 NFC #12345678, waiting for touch "
+                                "(signing key)") and
+              lines[2].endswith(" touch done: YubiKey 5 NFC #12345678, touched"),
+              "rc=%d out=%r err=%r" % (rc, out, err))
+        rc, out, err = run(["--watch", "--json"], env)
+        evs = [json.loads(l)["event"] for l in out.splitlines()]
+        check("touch: --watch --json passes both events on",
+              rc == 3 and [e["type"] for e in evs] == ["state", "touch-pending", "touch-done"]
+              and evs[1]["token"]["touch_pending"]["slot"] == "sig" and
+              "touch_pending" not in evs[2]["token"] and evs[2]["touch_end"] == "touched", out)
+    finally:
+        d.close()
+        os.unlink(path)
+
+    # Not waiting: no words, no touch_pending, the gauge at 0.
+    d = FakeDaemon(path, params)
+    try:
+        rc, out, err = run([], env)
+        check("touch: no words while not waiting", "waiting for touch" not in out, out)
+        rc, out, err = run(["--format=prometheus"], env)
+        check("touch: the gauge is 0 while not waiting",
+              'keyctl_token_touch_pending{token="yubikey-12345678",application="",slot=""} 0\n'
+              in out, out)
+    finally:
+        d.close()
+        os.unlink(path)
+
+
 def test_color_and_quiet_watch(tmp):
     """Issue 31, item 6: a bare --color is --color=always (as ls and grep take it), with or
     without NO_COLOR; --watch with --quiet is refused as a usage error (exit 3), said."""
@@ -361,6 +418,7 @@ def main():
         test_other_programs(tmp)
         test_options()
         test_fake_daemon(tmp)
+        test_touch(tmp)
         test_color_and_quiet_watch(tmp)
     if FAILED:
         print("%d failed: %s" % (len(FAILED), ", ".join(FAILED)))
