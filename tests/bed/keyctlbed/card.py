@@ -168,6 +168,23 @@ class VirtualCard:
         """Never answer APDUs (control messages/ATR still answered)."""
         self._call("fault", fault={"silent": on})
 
+    def hold_on(self, ins, p1p2=None, late=False, max_s=60):
+        """The next command with this INS (and P1-P2, e.g. 0x9E9A for PSO:CDS) goes unanswered
+        while the card holds it: a card that stops answering halfway through an operation,
+        with the reader waiting (a busy card's time extensions) and pcscd's reader thread
+        blocked. It stays so until release_hold() or max_s; then late=True answers it as usual,
+        else never (remove() it first: the emulator's send fails, as a pulled token's). Fires
+        once; APDUs from other connections wait behind it, as on a real reader."""
+        self.update(hold_on={"ins": ins, "p1p2": p1p2, "late": late, "max_s": max_s})
+
+    def holding(self):
+        """{"ins", "p1p2"} of the command held now, or None."""
+        return self.live_profile().get("holding")
+
+    def release_hold(self):
+        """Lets a held command go (see hold_on()); True when one was held."""
+        return bool(self.holding()) and self._call("touch")["touched"]
+
     def clear_faults(self):
         self._call("fault", fault={"slow_ms": 0, "truncated_tlv": False, "wrong_status": None,
                                    "yank_after": None, "silent": False})

@@ -111,7 +111,8 @@ def sw(code):
 class OpenPGPCard(CardUse):
     """One card.  `profile` is a dict (profiles.load()); a card in use writes into
     it (keys, counters).  Faults are plain attributes the emulator sets:
-    truncated_tlv (bool), wrong_status (int SW for GET DATA or None)."""
+    truncated_tlv (bool), wrong_status (int SW for GET DATA or None); and one in the
+    profile, "hold_on" (hold())."""
 
     def __init__(self, profile):
         self.sec = Security(profile)
@@ -344,6 +345,8 @@ class OpenPGPCard(CardUse):
         except ValueError:
             return sw(0x6700)
         self.note(cla, ins, p1, p2, data.hex())
+        if self.hold(ins, p1, p2):
+            return b""
         if ins in FORBIDDEN_INS or (ins == 0x47 and p1 != 0x81):
             self.forbidden.append((cla, ins, p1, p2, data.hex()))
             if not self.applet or ins not in USE_INS:
@@ -366,6 +369,24 @@ class OpenPGPCard(CardUse):
             return data_out + sw(0x9000)
         self.pending = data_out[limit:]
         return data_out[:limit] + sw(0x6100 | min(len(self.pending), 256) & 0xFF)
+
+    def hold(self, ins, p1, p2):
+        """The "hold_on" fault (card.hold_on()): the first command with that INS (and P1-P2)
+        gets no answer while the card holds it ("holding" in the profile), through the
+        emulator's wait hook (a touch's), until card.release_hold() or "max_s". True when the
+        command is to go unanswered for good (an empty response: vpcd passes on no status
+        word); False, also after a "late" hold, to answer it as usual. Fires once."""
+        h = self.profile.get("hold_on")
+        if not h or ins != int(h["ins"]) or h.get("p1p2") not in (None, p1 << 8 | p2):
+            return False
+        del self.profile["hold_on"]
+        self.profile["holding"] = {"ins": ins, "p1p2": p1 << 8 | p2}
+        try:
+            if self.wait_for_touch is not None:
+                self.wait_for_touch(float(h.get("max_s", 60)))
+        finally:
+            self.profile.pop("holding", None)
+        return not h.get("late")
 
     def chained(self, cla, ins, p1, p2, data):
         """Command chaining (ISO 7816-4 5.1.1, CLA bit 10; gpg sends the key import this way):

@@ -23,9 +23,22 @@ from .openpgp_security import PW1_SIGN, PW1_OTHER, PW3
 # set-touch: "Cached: touch required, cached for 15s after use"). Kept per slot here: Yubico
 # does not say whether a touch for one slot serves another.
 TOUCH_CACHE_S = 15.0
-# A YubiKey waits this long for the touch, then refuses (gpg: "Conditions of use not
-# satisfied"); a profile's "touch_timeout_s" shortens it for tests.
+# A card waits this long for the touch, then refuses; a profile's "touch_timeout_s" shortens it
+# for tests. With what, per applet ("touch_timeout_sw" in a profile overrides it):
+# - YubiKey: 6982, security status not satisfied, after its 15 s. Yubico documents no OpenPGP
+#   status for it; its firmware answers 6982 for a touch that did not come in PIV
+#   (Yubico/yubico-piv-tool#185: "Failed sign command with code 6982" after the 15 s of
+#   blinking, Yubico's maintainer confirming the touch; smallstep/crypto#1076), and GnuPG 2.2's
+#   scdaemon has no code of its own for a YubiKey's touch. gpg then says "Bad PIN" (scd/apdu.h
+#   SW_CHV_WRONG 0x6982, scd/iso7816.c map_sw).
+# - Nitrokey 3 answers the same (opcard-rs 2d9170d8, src/command/pso.rs: 6982 when
+#   confirm_user_present(15_000) fails; its FIXME notes the spec's 6600); the bed keeps 6985,
+#   which tests/bed/tests/test-card-ops.py asserts, for the applets other than the YubiKey.
+# - OpenPGP card 3.4 (7.4) reserves 6600, "security-related issues", for UIF: GnuPG maps it to
+#   "Timeout" (scd/apdu.h SW_ACK_TIMEOUT, gnupg bd15aa34, for Gnuk's button).
 TOUCH_TIMEOUT_S = 15.0
+TOUCH_TIMEOUT_SW = {"yubikey": 0x6982}
+TOUCH_TIMEOUT_SW_OTHER = 0x6985
 
 # PUT DATA tags writable with PW3 -> (slot, field) or profile key (OpenPGP card 3.4, 4.4.2).
 SLOT_DO = {0xC7: ("sig", "fingerprint"), 0xC8: ("enc", "fingerprint"), 0xC9: ("aut", "fingerprint"),
@@ -119,7 +132,8 @@ class CardUse:
             return
         timeout = float(self.profile.get("touch_timeout_s", TOUCH_TIMEOUT_S))
         if self.wait_for_touch is None or not self.wait_for_touch(timeout):
-            raise crypto.CardError(0x6985)
+            default = TOUCH_TIMEOUT_SW.get(self.profile.get("applet"), TOUCH_TIMEOUT_SW_OTHER)
+            raise crypto.CardError(int(self.profile.get("touch_timeout_sw", default)))
         touched[name] = time.monotonic()
 
     # ---- PUT DATA --------------------------------------------------------
