@@ -3,8 +3,9 @@
  * keyctl-notify's one state (struct app) and what its files call across each other: notify.c
  * (options, settings, start and stop), notify-daemon.c (the connection to keyctld),
  * notify-mirror.c (the daemon's state as Watch tells it), notify-announce.c (what is news, and
- * when to look again) and notify-popup.c (libnotify popups, their buttons, and the queue of those
- * not shown yet). Everything runs on one GLib main loop: no locking.
+ * when to look again), notify-popup.c (libnotify popups, their buttons, and the queue of those
+ * not shown yet) and notify-touch.c (the popups of a token waiting for a touch). Everything runs on
+ * one GLib main loop: no locking.
  *
  * Does not: declare what notify-state.c and notify-text.c offer (their own headers do), nor
  * serve anything outside keyctl-notify.
@@ -42,6 +43,12 @@ struct pending {
 	struct notify_text details; /* the same with the details in the body */
 };
 
+/* A token's touch popup that is up: a NotifyNotification (a GObject), ours until closed. */
+struct touch_popup {
+	char id[TOKEN_ID_MAX];
+	gpointer notification;
+};
+
 struct app {
 	GMainLoop *loop;
 	const char *socket; /* NULL: the default path */
@@ -76,6 +83,8 @@ struct app {
 	GQueue pending; /* struct pending * */
 	char inserted[TOKENS_MAX][TOKEN_ID_MAX];
 	size_t n_inserted;
+	struct touch_popup touch_popups[TOKENS_MAX];
+	size_t n_touch_popups;
 
 	struct keyctl_status status;
 };
@@ -93,6 +102,12 @@ bool popup_pending_has(struct app *a, const char *id, unsigned threshold);
 void popup_pending_drop(struct app *a, const char *id);
 void popup_done(struct app *a);
 void popup_why_unshown(const struct app *a, char *buf, size_t size); /* "" when none waits */
+
+/* notify-touch.c: never with --once, never in the state file */
+void touch_popup_show(struct app *a, const struct token *t); /* shows or updates t's */
+void touch_popup_close(struct app *a, const char *token_id);
+void touch_popup_close_all(struct app *a);
+void touch_popup_sync(struct app *a); /* to the mirror's tokens, after a "state" */
 
 /* notify-announce.c */
 int announce_start(struct app *a); /* the wake-up timer; 0 or -errno */

@@ -36,6 +36,8 @@ static void disconnect(struct app *a, bool from_fd_callback)
 	a->hello = false;
 	a->client = varlink_client_free(a->client);
 	a->synced = false;
+	/* Nobody would say when those waits end; a new "state" shows those still waiting. */
+	touch_popup_close_all(a);
 }
 
 static void stop_waiting(struct app *a)

@@ -2,7 +2,8 @@
 /*
  * keyctl-notify's copy of the daemon's state (a struct keyctl_status): set whole from Watch's
  * "state" reply, then kept current by its events (tokens, keys, findings, the daemon's settings
- * and clock), each of which is then handed to notify-announce.c.
+ * and clock), each of which is then handed to notify-announce.c, or, for a touch wait, to
+ * notify-touch.c.
  *
  * Does not: talk to the daemon (notify-daemon.c) or decide what is news (notify-announce.c).
  */
@@ -163,6 +164,7 @@ void mirror_apply(struct app *a, struct keyctl_event *e)
 		/* Snoozes that ended while we were not running or the daemon was away. */
 		announce_wake_snoozes(a, now);
 		announce_all(a);
+		touch_popup_sync(a);
 		break;
 	case EVENT_TOKEN_ADDED:
 	case EVENT_TOKEN_CHANGED:
@@ -174,6 +176,15 @@ void mirror_apply(struct app *a, struct keyctl_event *e)
 	case EVENT_TOKEN_REMOVED:
 		e->token.present = false;
 		(void)upsert_token(a, &e->token, &was_present);
+		touch_popup_close(a, e->token.id);
+		break;
+	case EVENT_TOUCH_PENDING:
+		(void)upsert_token(a, &e->token, &was_present);
+		touch_popup_show(a, &e->token);
+		break;
+	case EVENT_TOUCH_DONE:
+		(void)upsert_token(a, &e->token, &was_present);
+		touch_popup_close(a, e->token.id);
 		break;
 	case EVENT_KEY_ADDED:
 	case EVENT_KEY_CHANGED:

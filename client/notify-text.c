@@ -4,12 +4,15 @@
  * subkey (GnuPG's long key id and its use), where its secret lives (the token's model and
  * serial), its expiry date and how far that is ("in 5 days", counted by protocol/expiry-math.c
  * exactly as the daemon counts), and what to do: the gpg command line that renews it, and the
- * team's renewal page when one is configured.
+ * team's renewal page when one is configured. A token waiting for a touch is named with what
+ * waits and who likely asked.
  *
  * Does not: decide what is announced, escape markup, or talk to anything.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "expiry-math.h"
@@ -271,4 +274,18 @@ void notify_text_finding(const struct finding *f, const struct key *key, const s
 		append(ret->body, sizeof(ret->body), "What to do: %s\n", f->hint);
 	append(ret->body, sizeof(ret->body), "Rule: %s", f->rule);
 	ret->urgency = notify_text_urgency_for(f->level);
+}
+
+int notify_text_touch(const struct token *t, struct notify_text *ret)
+{
+	char name[NOTIFY_TOKEN_NAME_MAX];
+
+	if (!t->touch_waiting)
+		return -ENOENT;
+	memset(ret, 0, sizeof(*ret));
+	token_display_name(t, name, sizeof(name));
+	snprintf(ret->summary, sizeof(ret->summary), "%s waits for a touch", name);
+	touch_pending_describe(&t->touch, ret->body, sizeof(ret->body));
+	ret->urgency = NOTIFY_TEXT_URGENCY_NORMAL;
+	return 0;
 }

@@ -63,3 +63,8 @@ int notify_text_token_inserted(const struct token *t, const struct key *keys, si
 /* An audit finding. key and token: what it names, when known (NULL otherwise). */
 void notify_text_finding(const struct finding *f, const struct key *key, const struct token *token,
                          struct notify_text *ret);
+
+/* A token waiting for a touch: "YubiKey 5 NFC #12345678 waits for a touch", body "signing key;
+ * likely git" (touch_pending_describe()), urgency normal. Returns 0, or -ENOENT when t does
+ * not wait. */
+int notify_text_touch(const struct token *t, struct notify_text *ret);

@@ -6,11 +6,14 @@
 # that a restarted notifier repeats none, that renewing a subkey clears its record, that a daemon
 # restart is survived, that notifications made while no notification server exists arrive
 # once one appears, and that a replaced subkey 2 days from expiry raises none. Every process is stopped by pid, also on failure.
+# Before the bed: a token waiting for a touch (issue 34), fed by fake_keyctld.py: its popup at
+# once, transient and silent, closed (CloseNotification) when touch-done comes, never recorded.
 import html, json, os, signal, subprocess, sys, time
 
 import keyctlbed as kb
 from keyctlbed import procs
 from testlib import check, wait_until, failures
+from fake_keyctld import FakeDaemon, reply, touch_events
 
 KEYCTLD = os.environ['KEYCTLD']
 NOTIFY = os.environ['KEYCTL_NOTIFY']
@@ -146,8 +149,60 @@ def fifo_config():
         procs.stop(n)
 
 
+def mock_calls(bus, method):
+    """The args of every call of method the notification mock took, oldest first."""
+    b = bus._bus()
+    calls = bus._mock_obj(b).GetCalls(dbus_interface='org.freedesktop.DBus.Mock')
+    b.close()
+    return [list(args) for _ts, m, args in calls if m == method]
+
+
+def touch_popups():
+    """touch-pending, 2 s later touch-done: one popup at once, closed by its id; a second wait
+    of the same token gets a popup of its own (nothing "warned once"); nothing is recorded."""
+    tmp = procs.tmpdir('keyctl-notify-touch-')
+    path, state = os.path.join(tmp, 'socket'), os.path.join(tmp, 'notified')
+    params = reply('ok', 'ok')
+    token = params['tokens'][0]
+    events = ([{'pause': 1.0}] + touch_events(token, pause=2.0) + [{'pause': 1.0}] +
+              touch_events(token, pause=2.0, application='fido', slot='', requester='firefox'))
+    d = FakeDaemon(path, params, watch_stays=True, events=events)
+    summary = 'YubiKey 5 NFC #12345678 waits for a touch'
+    try:
+        with kb.SessionBus() as bus:
+            n = procs.spawn('keyctl-notify-touch', [NOTIFY, '--socket=' + path,
+                                                    '--state-file=' + state],
+                            env=dict(os.environ, HOME=tmp, XDG_CONFIG_HOME=tmp,
+                                     XDG_RUNTIME_DIR=tmp, **bus.env),
+                            stdout=subprocess.DEVNULL,
+                            stderr=open(os.path.join(tmp, 'notify.log'), 'a'))
+            shown = lambda: [x for x in bus.notifications_sent() if x['summary'] == summary]
+            first = wait_until(lambda: shown(), timeout=10)
+            check(len(first) == 1 and first[0]['body'] == 'signing key; likely git' and
+                  first[0]['urgency'] == 1 and bool(first[0]['hints'].get('transient')) and
+                  bool(first[0]['hints'].get('suppress-sound')),
+                  'touch-pending: a transient, silent popup at once', first)
+            nid = first[0]['id'] if first else None
+            closed = wait_until(lambda: [nid] in mock_calls(bus, 'CloseNotification'),
+                                timeout=10)
+            check(closed, 'touch-done: that popup is closed (CloseNotification %s)' % nid,
+                  mock_calls(bus, 'CloseNotification'))
+            both = wait_until(lambda: len(shown()) >= 2 and
+                              len(mock_calls(bus, 'CloseNotification')) >= 2, timeout=10)
+            check(both and shown()[1]['body'] == 'FIDO; likely firefox' and
+                  shown()[1]['id'] != nid,
+                  'the next wait of the same token: a popup of its own, closed too', shown())
+            procs.stop(n)
+            check(not os.path.exists(state) or
+                  all('12345678' not in l for l in open(state).read().splitlines()[1:]),
+                  'no touch wait in the state file')
+    finally:
+        d.close()
+
+
 def main():
     fifo_config()
+    touch_popups()
     with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
         a = kr.create_key(uid='Alice Tester <alice@example.org>',
                           subkeys={'sig': 0, 'enc': 1, 'aut': 5})

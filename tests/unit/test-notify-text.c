@@ -2,7 +2,7 @@
 /*
  * keyctl-notify's texts, exactly as a user reads them: summary, body and urgency for subkeys 0,
  * 1, 5, 20 and 400 days from expiry, with and without a renewal URL, token naming, the text for
- * a plugged-in token and for an audit finding.
+ * a plugged-in token, for an audit finding and for a token waiting for a touch.
  */
 #include "expiry-math.h"
 #include "notify-text.h"
@@ -294,6 +294,34 @@ TEST(finding)
 	ASSERT_EQ(t.urgency, NOTIFY_TEXT_URGENCY_CRITICAL);
 }
 
+TEST(touch)
+{
+	struct notify_text t;
+
+	setup(5, LEVEL_WARNING);
+	ASSERT_ERR(notify_text_touch(&yk, &t), ENOENT);
+	yk.touch_waiting = true;
+	yk.touch.application = TOUCH_APP_OPENPGP;
+	strcpy(yk.touch.slot, "sig");
+	yk.touch.since = NOW;
+	strcpy(yk.touch.requester, "git");
+	ASSERT_OK(notify_text_touch(&yk, &t));
+	ASSERT_STREQ(t.summary, "YubiKey 5 NFC #12345678 waits for a touch");
+	ASSERT_STREQ(t.body, "signing key; likely git");
+	ASSERT_EQ(t.urgency, NOTIFY_TEXT_URGENCY_NORMAL);
+
+	/* No requester known: no guess. FIDO has no slot. */
+	memset(yk.touch.requester, 0, sizeof(yk.touch.requester));
+	strcpy(yk.touch.slot, "dec");
+	ASSERT_OK(notify_text_touch(&yk, &t));
+	ASSERT_STREQ(t.body, "decryption key");
+	memset(&yk.touch, 0, sizeof(yk.touch));
+	yk.touch.application = TOUCH_APP_FIDO;
+	strcpy(yk.touch.requester, "firefox");
+	ASSERT_OK(notify_text_touch(&yk, &t));
+	ASSERT_STREQ(t.body, "FIDO; likely firefox");
+}
+
 int main(void)
 {
 	RUN(expiry_days);
@@ -304,5 +332,6 @@ int main(void)
 	RUN(fpr_helpers);
 	RUN(token_inserted);
 	RUN(finding);
+	RUN(touch);
 	return 0;
 }
