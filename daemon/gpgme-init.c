@@ -24,3 +24,22 @@ void gpgme_init_once(void)
 {
 	(void)pthread_once(&once, init);
 }
+
+unsigned gpgme_assuan_command(const char *sock, const char *cmd, gpgme_assuan_data_fn data,
+                              void *opaque)
+{
+	gpgme_ctx_t ctx = NULL;
+	gpgme_error_t e, op = 0;
+
+	gpgme_init_once();
+	e = gpgme_new(&ctx);
+	if (!e)
+		e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_ASSUAN);
+	if (!e)
+		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_ASSUAN, sock, NULL);
+	if (!e)
+		e = gpgme_op_assuan_transact_ext(ctx, cmd, data, opaque, NULL, NULL, NULL, NULL,
+		                                 &op);
+	gpgme_release(ctx);
+	return e ? e : op;
+}

@@ -53,6 +53,8 @@ struct daemon {
 	struct sleep_watch *sleep;
 	struct udev_watch *udev;
 	struct keyring_watch *keyring;
+	struct touch_openpgp *touch_openpgp;
+	struct watch_fido *fido;
 	struct git_watch *git;
 	struct upstream_watch *upstream;
 	struct upstream_schedule *upstream_schedule;
@@ -105,3 +107,11 @@ int daemon_upstream_apply(struct daemon *d);
 int daemon_upstream_request(void *userdata, char *reason, size_t reason_size);
 /* The check and its schedule, for home; a failure leaves the daemon without them. */
 void daemon_upstream_start(struct daemon *d, const char *home);
+
+/* main-touch.c */
+/* The touch detectors, started once the model and the keyring watch exist; failures are
+ * logged and survived (no touch is then reported). */
+void daemon_touch_start(struct daemon *d, const char *gnupghome);
+/* After a keyring listing: private-keys-v1.d may have appeared. */
+void daemon_touch_keyring_changed(struct daemon *d);
+void daemon_touch_stop(struct daemon *d);

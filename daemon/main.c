@@ -438,6 +438,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 	daemon_info_update(d, set_keyring_state, &st);
 	/* Before the keys go in, so that the derivation they cause judges card slots. */
 	d->keys_listed = true;
+	daemon_touch_keyring_changed(d);
 	/* The model takes each key's subkeys; the array stays with res, freed by the watch. */
 	r = model_keys_replace(d->model, res->keys, res->n_keys);
 	if (r < 0)
@@ -675,12 +676,14 @@ static int daemon_start(struct daemon *d)
 	start_pcsc(d);
 	start_udev(d);
 	start_sleep(d);
+	daemon_touch_start(d, home);
 	return 0;
 }
 
 static void daemon_stop(struct daemon *d)
 {
 	/* Watchers first: their threads may still post into the model. */
+	daemon_touch_stop(d);
 	d->sleep = sleep_watch_free(d->sleep);
 	d->udev = udev_watch_free(d->udev);
 	d->pcsc = pcsc_watch_free(d->pcsc);

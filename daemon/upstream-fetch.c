@@ -132,24 +132,15 @@ static int dirmngr_reach(const char *home, bool launch, char *sock, size_t size,
 static int dirmngr_get(const char *sock, const char *cmd, const char *source, struct fetch *f,
                        char *err, size_t errsize)
 {
-	gpgme_error_t e, op = 0;
-	gpgme_ctx_t ctx = NULL;
+	gpgme_error_t e = gpgme_assuan_command(sock, cmd, on_data, f);
 
-	e = gpgme_new(&ctx);
-	if (!e)
-		e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_ASSUAN);
-	if (!e)
-		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_ASSUAN, sock, NULL);
-	if (!e)
-		e = gpgme_op_assuan_transact_ext(ctx, cmd, on_data, f, NULL, NULL, NULL, NULL, &op);
-	gpgme_release(ctx);
 	if (f->overflow) {
 		snprintf(err, errsize, "%s's answer is over %u KiB, abandoned", source,
 		         UPSTREAM_DATA_MAX / 1024);
 		return -EMSGSIZE;
 	}
-	if (e || op) {
-		gpgme_error_t x = e ? e : op;
+	if (e) {
+		gpgme_error_t x = e;
 		int r = map_error(x);
 
 		if (r == -EHOSTUNREACH || r == -ETIMEDOUT)

@@ -7,10 +7,10 @@ gpg-agent runs it as its pinentry-program (through the small shell wrapper
 pinentry.py writes, which passes the state directory first). The directory
 holds pinentry.json: {"user": PIN, "admin": Admin PIN, "queue": [...]}, where
 each GETPIN takes the queue's first entry if any ("cancel": the user pressed
-Cancel; "wrong": a wrong PIN; anything else: that text) and else answers the
-user or Admin PIN, chosen by the prompt gpg-agent sets ("Admin PIN" for PW3,
-gnupg agent/divert-scd.c getpin_cb). Each GETPIN, CONFIRM and MESSAGE appends a
-JSON line to prompts.jsonl.
+Cancel; "wrong": a wrong PIN; "slow:SECONDS": the right PIN after that long;
+anything else: that text) and else answers the user or Admin PIN, chosen by the
+prompt gpg-agent sets ("Admin PIN" for PW3, gnupg agent/divert-scd.c getpin_cb).
+Each GETPIN, CONFIRM and MESSAGE appends a JSON line to prompts.jsonl.
 
 What it does not do: show anything, read a terminal, keep a PIN anywhere else.
 """
@@ -65,6 +65,11 @@ class Pinentry:
             return kind, "wrong", "999999999"
         if head == "cancel":
             return kind, "cancel", None
+        if head.startswith("slow:"):
+            # A user who takes a while to type the PIN (the touch detector must not call the
+            # prompt a touch).
+            time.sleep(float(head[5:]))
+            return kind, "pin", conf["admin" if admin else "user"]
         return kind, "text", head
 
     def record(self, what, **extra):

@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""keyctld tells when an OpenPGP card waits for a touch, and never cries wolf (issue 34, item 2;
+doc/touch.md). GnuPG signs with the bed's card (keys moved there with keytocard, PINs typed into
+the scripted pinentry) while keyctld watches; the card's signing slot holds its answer until the
+bed touches it.
+
+- UIF on: Token.touch_pending {openpgp, sig} within 1 s of the card holding the signature, gone
+  within 1 s of the touch; the signature verifies.
+- A slow PIN prompt (1.5 s) before a touch: nothing raised while the pinentry runs, the wait
+  raised once the card holds the signature.
+- UIF off: nothing raised over 30 signatures.
+- UIF cached: the first signature raises it; the next, within 15 s of the touch, does not (the
+  card does not wait).
+- keyctld's probe costs no PIN: one VERIFY on the card per PIN typed.
+
+Real pcscd + vpcd card, GnuPG's own gpg-agent and scdaemon (disable-ccid, pcsc-shared, as the bed
+sets them), keyctld polled through GetStatus every 20 ms.
+"""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import bed_main, check  # noqa: E402
+
+import keyctlbed as kb  # noqa: E402
+from keyctlbed import procs, profiles  # noqa: E402
+from keyctld_proc import Keyctld  # noqa: E402
+
+SERIAL = "87654329"
+UID = "Tess Touch <tess@example.org>"
+ALGOS = {"sig": "ed25519", "enc": "cv25519", "aut": "ed25519"}
+
+
+def empty_card():
+    prof = profiles.load("yubikey5nfc")
+    prof.update(applet="yubikey", serial=SERIAL, slots={}, signature_counter=0,
+                pw1_valid_once=False, attestation_slot=False)
+    prof["yubikey"]["serial"] = int(SERIAL)
+    return prof
+
+
+class Recorder:
+    """Polls keyctld's view of the token; records when touch_pending came and went."""
+
+    def __init__(self, d, tid):
+        self.d, self.tid = d, tid
+        self.changes = []           # (monotonic time, touch_pending or None)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def token(self):
+        st = self.d.status(timeout=5) or {}
+        return next((t for t in st.get("tokens", []) if t["id"] == self.tid), None)
+
+    def run(self):
+        last = None
+        while not self.stop.is_set():
+            t = self.token()
+            tp = t.get("touch_pending") if t else None
+            if tp != last:
+                self.changes.append((time.monotonic(), tp))
+                last = tp
+            time.sleep(0.02)
+
+    def since(self, t0):
+        return [(t, tp) for t, tp in self.changes if t >= t0]
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+
+
+def wait(pred, timeout, step=0.02):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return None
+
+
+class Touch:
+    def __init__(self, pcscd, kr):
+        self.pcscd, self.kr = pcscd, kr
+        self.pin = kr.use_scripted_pinentry()
+        self.key = kr.create_key_algos(UID, ALGOS)
+        self.card = pcscd.card(empty_card())
+        pcscd.wait_card(True)
+        self.tmp = procs.tmpdir("keyctl-touch-")
+        self.data = os.path.join(self.tmp, "data")
+        with open(self.data, "w") as f:
+            f.write("signed while keyctld watches\n")
+        for slot in ("sig", "enc", "aut"):
+            kr.keytocard(self.key, slot)
+        self.d = None
+        self.rec = None
+        self.tid = "yubikey-" + SERIAL
+
+    def start_keyctld(self):
+        self.d = Keyctld(dict(self.kr.env))
+        check(self.d.start(args=("--log-level=debug",)), "keyctld started and answers")
+        t = self.d.wait(lambda s: next((x for x in s["tokens"] if x["id"] == self.tid
+                                        and x.get("openpgp")), None), 30)
+        check(t is not None, "keyctld reads the card")
+        self.rec = Recorder(self.d, self.tid)
+
+    def set_uif(self, policy):
+        """The signing slot's touch policy, and keyctld knowing it (Reload answers once the
+        card is read again)."""
+        self.card.update_slot("sig", touch=policy)
+        r = self.d.call("io.keyctl.Reload", {"full": True})
+        tok = self.rec.token()
+        got = tok and tok["openpgp"]["slots"][0]["touch"]
+        check(r is not None and "error" not in r and got == policy.replace("_", "-"),
+              f"UIF {policy}: keyctld reads the signing slot's policy ({got})")
+
+    def sign(self):
+        return procs.spawn("gpg-sign", ["gpg", "--homedir", self.kr.home, "--batch", "--sign",
+                                        "-u", self.key["sig"] + "!", "--output", "-",
+                                        self.data],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(os.environ, **self.kr.env))
+
+    def finish(self, p, what):
+        try:
+            out, err = p.communicate(timeout=60)
+        finally:
+            procs.stop(p)
+        v = self.kr.gpg("--verify", "--output", "-", input=out, check=False)
+        check(p.returncode == 0 and v.returncode == 0, f"{what}: the signature verifies",
+              err.decode(errors="replace")[-400:])
+
+    def holds(self, timeout=20):
+        return wait(lambda: self.card.security()["touch_pending"], timeout)
+
+    # ---- the cases -------------------------------------------------------------------
+    def touch_on(self):
+        self.set_uif("on")
+        t0 = time.monotonic()
+        p = self.sign()
+        check(self.holds(), "UIF on: the card holds the signature for a touch")
+        t_hold = time.monotonic()
+        up = wait(lambda: [x for x in self.rec.since(t0) if x[1]], 5)
+        check(up and up[0][0] - t_hold < 1.0,
+              "UIF on: touch_pending within 1 s of the card holding the signature "
+              f"({(up[0][0] - t_hold) * 1000:.0f} ms)" if up else "UIF on: touch_pending seen",
+              self.rec.changes[-4:])
+        if up:
+            tp = up[0][1]
+            check(tp.get("application") == "openpgp" and tp.get("slot") == "sig",
+                  f"UIF on: the wait names the OpenPGP signing slot ({tp})")
+        time.sleep(0.3)
+        t_touch = time.monotonic()
+        self.card.touch()
+        down = wait(lambda: [x for x in self.rec.since(t_touch) if x[1] is None], 5)
+        check(down and down[0][0] - t_touch < 1.0,
+              f"UIF on: touch_pending gone within 1 s of the touch "
+              f"({(down[0][0] - t_touch) * 1000:.0f} ms)" if down else
+              "UIF on: touch_pending gone after the touch", self.rec.changes[-4:])
+        self.finish(p, "UIF on")
+
+    def slow_pin(self):
+        """The agent restarted (PW1 forgotten): a PIN prompt of 1.5 s, then the touch."""
+        self.set_uif("on")
+        self.kr.scdaemon_pid()  # adopted, so that stop() ends it by pid
+        self.kr.stop()
+        self.pin.answer_next("slow:1.5")
+        p0 = len(self.pin.prompts())
+        t0 = time.monotonic()
+        p = self.sign()
+        check(self.holds(30), "slow PIN: the card holds the signature once the PIN is in")
+        t_hold = time.monotonic()
+        raised = [x for x in self.rec.since(t0) if x[1]]
+        prompted = [x for x in self.pin.prompts()[p0:] if x["answer"] == "pin"]
+        early = [x for x in raised if x[0] < t_hold - 0.2]
+        check(len(prompted) == 1 and not early,
+              f"slow PIN: no touch_pending while the pinentry ran ({len(prompted)} prompt)",
+              [(round(x[0] - t0, 2), x[1]) for x in raised])
+        up = wait(lambda: [x for x in self.rec.since(t_hold - 0.2) if x[1]], 5)
+        check(up and up[0][0] - t_hold < 1.0, "slow PIN: then touch_pending within 1 s of "
+              "the card holding the signature", self.rec.changes[-4:])
+        self.card.touch()
+        self.finish(p, "slow PIN")
+
+    def touch_off(self, n=30):
+        self.set_uif("off")
+        t0 = time.monotonic()
+        for i in range(n):
+            p = self.sign()
+            self.finish(p, f"UIF off: signature {i + 1}") if i == n - 1 else p.communicate(60)
+        time.sleep(0.5)
+        raised = [x for x in self.rec.since(t0) if x[1]]
+        check(not raised, f"UIF off: no touch_pending over {n} signatures", raised)
+
+    def cached(self):
+        self.set_uif("cached")
+        t0 = time.monotonic()
+        p = self.sign()
+        check(self.holds(), "UIF cached: the first signature waits for a touch")
+        up = wait(lambda: [x for x in self.rec.since(t0) if x[1]], 5)
+        check(up, "UIF cached: the first wait is raised")
+        self.card.touch()
+        self.finish(p, "UIF cached, first")
+        wait(lambda: [x for x in self.rec.since(t0) if x[1] is None], 5)
+        t1 = time.monotonic()
+        for i in range(3):
+            p = self.sign()
+            self.finish(p, f"UIF cached, {i + 2}")
+        time.sleep(0.5)
+        raised = [x for x in self.rec.since(t1) if x[1]]
+        check(not raised and time.monotonic() - t0 < 15,
+              "UIF cached: the next 3 signatures within 15 s raise nothing", raised)
+
+
+def body():
+    with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
+        run = Touch(pcscd, kr)
+        try:
+            run.start_keyctld()
+            # The first signature asks the PIN (UIF off): the cases then start with PW1 valid.
+            run.set_uif("off")
+            run.finish(run.sign(), "first signature")
+            run.card.phase("cases")
+            p0 = len(run.pin.prompts())
+            # cached first: the card's 15 s cache starts at a slot's last touch, any policy's.
+            cases = (run.touch_off, run.cached, run.touch_on, run.slow_pin)
+            only = os.environ.get("TOUCH_ONLY")
+            for case in cases:
+                if only and case.__name__ not in only.split(","):
+                    continue
+                case()
+            counts = run.card.phase_counts().get("cases", {})
+            typed = [x for x in run.pin.prompts()[p0:] if x["answer"] == "pin"]
+            check(counts.get("VERIFY", 0) == len(typed),
+                  f"one VERIFY per PIN typed, none of keyctld's ({counts})")
+            check(run.d.alive(), "keyctld ran through it all")
+        finally:
+            if run.rec:
+                run.rec.close()
+            if run.d:
+                rc = run.d.stop()
+                check(rc == 0, f"keyctld exits 0 on SIGTERM (got {rc})")
+                log = open(run.d.log_path, errors="replace").read()
+                check("AddressSanitizer" not in log, "no ASan report in keyctld's log",
+                      log[-3000:])
+                if os.environ.get("TOUCH_LOG"):
+                    print(log[-int(os.environ["TOUCH_LOG"]):])
+
+
+if __name__ == "__main__":
+    sys.exit(bed_main(body))
