@@ -89,10 +89,15 @@ int state_format(const struct token *tokens, size_t n, char **ret)
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *t;
+		struct token c;
 
 		if (!*tokens[i].serial)
 			continue;
-		if (codec_token_to_json(&tokens[i], &t) < 0 || json_object_array_add(a, t) < 0)
+		/* A wait for a touch is over by the time anyone reads this: not remembered. */
+		memcpy(&c, &tokens[i], sizeof(c));
+		c.touch_waiting = false;
+		memset(&c.touch, 0, sizeof(c.touch));
+		if (codec_token_to_json(&c, &t) < 0 || json_object_array_add(a, t) < 0)
 			return -ENOMEM;
 	}
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |

@@ -49,11 +49,17 @@ TEST(round_trip)
 	int n;
 
 	in[0] = yubikey();
+	/* Waiting for a touch as it is saved: the wait is not remembered (issue 34). */
+	in[0].touch_waiting = true;
+	in[0].touch.application = TOUCH_APP_OPENPGP;
+	strcpy_trunc(in[0].touch.slot, sizeof(in[0].touch.slot), "sig");
+	in[0].touch.since = 1790000000;
 	memset(&in[1], 0, sizeof(in[1]));
 	strcpy_trunc(in[1].id, sizeof(in[1].id), "openpgp-card-r1234");
 	in[1].kind = TOKEN_KIND_OPENPGP_CARD; /* no serial: not remembered */
 
 	ASSERT_OK(state_format(in, 2, &text));
+	ASSERT_TRUE(!strstr(text, "touch_pending"));
 	n = state_parse((const uint8_t *)text, strlen(text), out, 4);
 	ASSERT_EQ(n, 1);
 	ASSERT_STREQ(out[0].id, "yubikey-12345678");
@@ -63,6 +69,8 @@ TEST(round_trip)
 	ASSERT_EQ(out[0].openpgp.signature_counter, 42);
 	in[0].present = false;
 	memset(in[0].error, 0, sizeof(in[0].error));
+	in[0].touch_waiting = false;
+	memset(&in[0].touch, 0, sizeof(in[0].touch));
 	ASSERT_EQ(memcmp(&in[0], &out[0], sizeof(struct token)), 0);
 }
 
