@@ -343,5 +343,56 @@ finally:
     if probe:
         probe.stop()
 
+
+def keyctld_token(d, pred, timeout):
+    """keyctld's token of the Security Key FIDOK0009 once pred(token) holds, polled every 20 ms
+    (the tokens of the probe's tests are still plugged in, one of them waiting)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and d.alive():
+        st = d.status(timeout=5) or {}
+        t = next((t for t in st.get('tokens', []) if t['serial'] == 'FIDOK0009' and
+                  t['present'] and pred(t)), None)
+        if t:
+            return t
+        time.sleep(0.02)
+    return None
+
+
+# keyctld itself (main-touch.c): the wait reaches Token.touch_pending {fido} of the token its udev
+# sighting made, and goes when the answer comes.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from keyctld_proc import Keyctld  # noqa: E402
+
+d = None
+try:
+    k, k_sys = token(9, FIDO_RDESC, serial='FIDOK0009')
+    home = procs.tmpdir('fido-gnupg-')
+    os.chmod(home, 0o700)
+    d = Keyctld({'GNUPGHOME': home, 'UMOCKDEV_DIR': bed.tb.get_root_dir()})
+    check(d.start(), 'keyctld started under umockdev', open(d.log_path).read()[-2000:])
+    t = keyctld_token(d, lambda t: True, 15)
+    check(t is not None, 'keyctld: the Security Key is a token (its udev sighting)',
+          (d.status() or {}).get('tokens'))
+    steps = [(300, KEEPALIVE_UPNEEDED)] + [(288, KEEPALIVE_UPNEEDED)] * 5
+    steps += [(124, CBOR_ANSWER[0])] + [(0, r) for r in CBOR_ANSWER[1:]]
+    t0 = time.monotonic()
+    bed.tb.load_script('/dev/hidraw9', script(steps))
+    up = keyctld_token(d, lambda t: t.get('touch_pending'), 5)
+    t_up = time.monotonic() - t0
+    tp = up and up['touch_pending']
+    check(tp and tp['application'] == 'fido' and t_up <= 0.3 + 1.0,
+          f'keyctld: touch_pending {{fido}} within 1 s of the first keepalive ({t_up:.2f} s)',
+          tp)
+    down = keyctld_token(d, lambda t: not t.get('touch_pending'), 5)
+    t_down = time.monotonic() - t0
+    answer = (300 + 5 * 288 + 124) / 1000
+    check(down is not None and answer - 0.2 <= t_down <= answer + 1.0,
+          f'keyctld: touch_pending gone on the answer ({t_down:.2f} s, answer at {answer:.2f} s)')
+    check(d.alive(), 'keyctld still running')
+finally:
+    if d:
+        rc = d.stop()
+        check(rc == 0, f'keyctld exits 0 on SIGTERM (got {rc})')
+
 print(f'{len(failures)} failure(s)' if failures else 'all passed')
 sys.exit(1 if failures else 0)
