@@ -92,8 +92,8 @@ P99_BOUND = 1.1
 # The p99 bound fails the test only with COEXIST_STRICT_P99=1 (tools/bench sets it). In the
 # suite it is printed ("note", or "OVER" beyond the bound): on the suite's two busy cores it
 # failed 5 of 7 runs: 2 on the seam between runs (fixed since: Bed.quiet()), 2 on what keyctld
-# does after Reload {full} (the next operation +4..+18 ms, doc/coexistence.md; open, issue 33
-# item 6), 2 on the noise or the first decryption (1.13x, 1.41x against spreads of 1.11x and
+# did after Reload {full} (the next operation +4..+18 ms: its read came after the answer, which
+# since c5739c5 waits for it; doc/coexistence.md), 2 on the noise or the first decryption (1.13x, 1.41x against spreads of 1.11x and
 # 1.33x; one run had both). A test red for either would block every submission's CI. Failures, prompts, VERIFYs, keyctld's view and the negative control
 # stay asserted.
 STRICT_P99 = os.environ.get("COEXIST_STRICT_P99") == "1"
