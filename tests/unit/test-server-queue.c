@@ -4,7 +4,8 @@
  * their answers and their errors; broken peers get one error and are closed; a Watch client that
  * does not read is dropped past its queue while another keeps getting every event, gives its
  * slot up to a newcomer and is closed after idle_usec; half a message is not held forever;
- * Reload calls wait for the reload they were coalesced into, each answered in order.
+ * Reload calls wait for the reload they were coalesced into, each answered in order; a touch
+ * wait reaches Watch and GetTokens.
  */
 #include <errno.h>
 #include <poll.h>
@@ -548,6 +549,50 @@ TEST(slow_watcher_dropped)
 	ASSERT_EQ(server_n_clients(server), 0);
 }
 
+/* model_touch_set() as the detectors call it: Watch gets touch-pending, then touch-done saying
+ * how the wait ended; GetTokens, built once per generation, shows the wait. */
+TEST(touch_events)
+{
+	struct touch_pending tp = { .application = TOUCH_APP_OPENPGP, .slot = "sig", .since = 9 };
+	int watcher = connect_raw(), caller = connect_raw();
+	struct varlink_buffer b;
+	struct keyctl_event e;
+	struct token t;
+	char *err = NULL;
+	json_object *o;
+
+	fill_token(&t, 0);
+	ASSERT_OK(model_token_put(model, &t));
+	varlink_buffer_init(&b, VARLINK_REPLY_MAX);
+	free(call_raw(watcher, "{\"method\":\"io.keyctl.Watch\",\"more\":true}", &b));
+	for (int i = 0; i < 2; i++) {
+		_cleanup_(freep) char *m = NULL;
+		struct varlink_reply rep;
+
+		ASSERT_EQ(model_touch_set(model, "yubikey-12345678", i == 0 ? &tp : NULL), 1);
+		m = recv_msg(watcher, &b);
+		ASSERT_TRUE(m);
+		ASSERT_OK(varlink_message_parse(m, strlen(m), &o));
+		ASSERT_OK(varlink_reply_parse(o, &rep));
+		ASSERT_OK(codec_event_from_json(rep.parameters, &e));
+		json_object_put(o);
+		ASSERT_EQ(e.type, i == 0 ? EVENT_TOUCH_PENDING : EVENT_TOUCH_DONE);
+		ASSERT_EQ(e.token.touch_waiting, i == 0);
+		ASSERT_EQ(e.has_touch_end, i == 1);
+		keyctl_event_done(&e);
+		if (i == 0) {
+			o = call(caller, "{\"method\":\"io.keyctl.GetTokens\"}", &err);
+			ASSERT_TRUE(!err &&
+			            strstr(json_object_to_json_string(o), "\"touch_pending\""));
+			json_object_put(o);
+		}
+	}
+	varlink_buffer_done(&b);
+	close(watcher);
+	close(caller);
+	pump();
+}
+
 TEST(client_library)
 {
 	/* protocol/client.c against the server. Its blocking calls would need the loop on another
@@ -756,6 +801,7 @@ int main(void)
 	RUN(half_message_times_out);
 	RUN(slow_watcher_dropped);
 	RUN(stalled_watcher);
+	RUN(touch_events);
 	RUN(client_library);
 	RUN(blocking_calls);
 
