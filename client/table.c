@@ -317,33 +317,41 @@ static void put_field(const struct ctx *c, const char *name, const char *sgr, co
 	fputc('\n', c->out);
 }
 
+/* "present" (and what it waits for: a touch), or "absent, last seen 3 days ago". */
+static void put_presence(const struct ctx *c, const struct token *t)
+{
+	char buf[160], ago[32];
+
+	if (t->present) {
+		put_colored(c, SGR_GREEN, "present");
+		if (!t->touch_waiting)
+			return;
+		table_touch_words(&t->touch, buf, sizeof(buf));
+		fputs(SEP, c->out);
+		put_colored(c, SGR_YELLOW, buf);
+		return;
+	}
+	if (t->last_seen > 0) {
+		table_format_ago(ago, sizeof(ago), t->last_seen, c->now);
+		snprintf(buf, sizeof(buf), "absent, last seen %s", ago);
+	} else
+		snprintf(buf, sizeof(buf), "absent");
+	put_colored(c, SGR_DIM, buf);
+}
+
 static void render_token(const struct ctx *c, const struct token *t)
 {
 	const struct openpgp_card *o = &t->openpgp;
 	const char *fw = !isempty(t->firmware) ? t->firmware : o->firmware;
 	struct slot_row rows[SLOT_MAX];
 	size_t widths[SLOT_COL_MAX] = { 11 }; /* line up with put_field's names */
-	char buf[256], ago[32];
+	char buf[256];
 
 	token_display_name(t, buf, sizeof(buf));
 	fputs("  ", c->out);
 	put_colored(c, SGR_BOLD, buf);
 	fputs(SEP, c->out);
-	if (t->present)
-		put_colored(c, SGR_GREEN, "present");
-	else {
-		if (t->last_seen > 0) {
-			table_format_ago(ago, sizeof(ago), t->last_seen, c->now);
-			snprintf(buf, sizeof(buf), "absent, last seen %s", ago);
-		} else
-			snprintf(buf, sizeof(buf), "absent");
-		put_colored(c, SGR_DIM, buf);
-	}
-	if (t->present && t->touch_waiting) {
-		table_touch_words(&t->touch, buf, sizeof(buf));
-		fputs(SEP, c->out);
-		put_colored(c, SGR_YELLOW, buf);
-	}
+	put_presence(c, t);
 	if (!isempty(fw))
 		fprintf(c->out, "%sfirmware %s", SEP, fw);
 	fputc('\n', c->out);
