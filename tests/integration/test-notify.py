@@ -157,15 +157,27 @@ def mock_calls(bus, method):
     return [list(args) for _ts, m, args in calls if m == method]
 
 
+def dismiss(bus, nid):
+    """What a server says when the user closes a popup: NotificationClosed(id, 2)."""
+    import dbus
+    b = bus._bus()
+    bus._mock_obj(b).EmitSignal('org.freedesktop.Notifications', 'NotificationClosed', 'uu',
+                                [dbus.UInt32(nid), dbus.UInt32(2)],
+                                dbus_interface='org.freedesktop.DBus.Mock')
+    b.close()
+
+
 def touch_popups():
     """touch-pending, 2 s later touch-done: one popup at once, closed by its id; a second wait
-    of the same token gets a popup of its own (nothing "warned once"); nothing is recorded."""
+    of the same token gets a popup of its own (nothing "warned once"); one the user dismissed is
+    not closed again; nothing is recorded."""
     tmp = procs.tmpdir('keyctl-notify-touch-')
     path, state = os.path.join(tmp, 'socket'), os.path.join(tmp, 'notified')
     params = reply('ok', 'ok')
     token = params['tokens'][0]
     events = ([{'pause': 1.0}] + touch_events(token, pause=2.0) + [{'pause': 1.0}] +
-              touch_events(token, pause=2.0, application='fido', slot='', requester='firefox'))
+              touch_events(token, pause=2.0, application='fido', slot='', requester='firefox') +
+              [{'pause': 1.0}] + touch_events(token, pause=3.0, requester='ssh'))
     d = FakeDaemon(path, params, watch_stays=True, events=events)
     summary = 'YubiKey 5 NFC #12345678 waits for a touch'
     try:
@@ -192,6 +204,15 @@ def touch_popups():
             check(both and shown()[1]['body'] == 'FIDO; likely firefox' and
                   shown()[1]['id'] != nid,
                   'the next wait of the same token: a popup of its own, closed too', shown())
+            # The user dismisses the third: its touch-done then closes nothing, and the
+            # notifier lives on (the popup's object went with the dismissal).
+            third = wait_until(lambda: len(shown()) >= 3 and shown()[2], timeout=10)
+            if third:
+                dismiss(bus, third['id'])
+            time.sleep(4)
+            check(third and len(mock_calls(bus, 'CloseNotification')) == 2 and
+                  n.poll() is None, 'a dismissed popup is not closed again; the notifier lives',
+                  mock_calls(bus, 'CloseNotification'))
             procs.stop(n)
             check(not os.path.exists(state) or
                   all('12345678' not in l for l in open(state).read().splitlines()[1:]),
