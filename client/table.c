@@ -23,14 +23,7 @@
 #include "expiry-math.h"
 #include "table.h"
 
-#define SGR_RESET "\033[0m"
-#define SGR_BOLD "\033[1m"
-#define SGR_DIM "\033[2m"
-#define SGR_RED "\033[31m"
-#define SGR_GREEN "\033[32m"
-#define SGR_YELLOW "\033[33m"
-#define SGR_CYAN "\033[36m"
-#define SGR_BOLD_RED "\033[1;31m"
+#include "table-internal.h"
 
 #define SEP "  "
 #define FINDING_INDENT 12
@@ -39,17 +32,6 @@
 #define WIDTH_MIN 40
 #define WIDTH_MAX 1000
 #define WIDTH_NOT_A_TERMINAL 80
-
-struct ctx {
-	FILE *out;
-	bool color;
-	size_t width;
-	int64_t now;
-	const struct token *tokens;
-	size_t n_tokens;
-	const struct key *keys;
-	size_t n_keys;
-};
 
 const char *table_level_color(enum level l)
 {
@@ -69,7 +51,7 @@ const char *table_level_color(enum level l)
 	}
 }
 
-static const char *level_name(enum level l)
+const char *table_level_name(enum level l)
 {
 	const char *s = level_to_string(l);
 
@@ -87,7 +69,7 @@ static size_t text_width(const char *s)
 	return w;
 }
 
-static void put_colored(const struct ctx *c, const char *sgr, const char *text)
+void table_put_colored(const struct ctx *c, const char *sgr, const char *text)
 {
 	if (c->color && !isempty(sgr))
 		fprintf(c->out, "%s%s%s", sgr, text, SGR_RESET);
@@ -101,7 +83,7 @@ static void put_cell(const struct ctx *c, bool first, const char *sgr, const cha
 {
 	if (!first)
 		fputs(SEP, c->out);
-	put_colored(c, sgr, text);
+	table_put_colored(c, sgr, text);
 	if (!last)
 		for (size_t w = text_width(text); w < width; w++)
 			fputc(' ', c->out);
@@ -109,7 +91,7 @@ static void put_cell(const struct ctx *c, bool first, const char *sgr, const cha
 
 static void put_header(const struct ctx *c, const char *title)
 {
-	put_colored(c, SGR_BOLD, title);
+	table_put_colored(c, SGR_BOLD, title);
 	fputc('\n', c->out);
 }
 
@@ -233,7 +215,7 @@ static void render_daemon(const struct ctx *c, const struct daemon_info *d)
 
 	if (d->keyring_stale) {
 		fputs("  ", c->out);
-		put_colored(c, SGR_YELLOW, "keyring is stale");
+		table_put_colored(c, SGR_YELLOW, "keyring is stale");
 		fprintf(c->out, "%s%s\n", isempty(d->keyring_error) ? "" : ": ", d->keyring_error);
 	}
 	if (d->upstream_checked > 0) {
@@ -241,14 +223,14 @@ static void render_daemon(const struct ctx *c, const struct daemon_info *d)
 		fprintf(c->out, "  published copies checked %s", ago);
 		if (!isempty(d->upstream_error)) {
 			fputs(": ", c->out);
-			put_colored(c, SGR_YELLOW, "incomplete");
+			table_put_colored(c, SGR_YELLOW, "incomplete");
 			fprintf(c->out, " (%s)", d->upstream_error);
 		}
 		fputc('\n', c->out);
 	}
 	if (!d->pcsc_available) {
 		fputs("  ", c->out);
-		put_colored(c, SGR_YELLOW, "PC/SC is not available");
+		table_put_colored(c, SGR_YELLOW, "PC/SC is not available");
 		fputs(": cards are not read (is pcscd installed and running?)\n", c->out);
 	}
 }
@@ -313,7 +295,7 @@ static void slot_row_fill(const struct ctx *c, const struct card_slot *s, enum k
 static void put_field(const struct ctx *c, const char *name, const char *sgr, const char *value)
 {
 	fprintf(c->out, "    %-11s ", name);
-	put_colored(c, sgr, value);
+	table_put_colored(c, sgr, value);
 	fputc('\n', c->out);
 }
 
@@ -323,12 +305,12 @@ static void put_presence(const struct ctx *c, const struct token *t)
 	char buf[160], ago[32];
 
 	if (t->present) {
-		put_colored(c, SGR_GREEN, "present");
+		table_put_colored(c, SGR_GREEN, "present");
 		if (!t->touch_waiting)
 			return;
 		table_touch_words(&t->touch, buf, sizeof(buf));
 		fputs(SEP, c->out);
-		put_colored(c, SGR_YELLOW, buf);
+		table_put_colored(c, SGR_YELLOW, buf);
 		return;
 	}
 	if (t->last_seen > 0) {
@@ -336,7 +318,7 @@ static void put_presence(const struct ctx *c, const struct token *t)
 		snprintf(buf, sizeof(buf), "absent, last seen %s", ago);
 	} else
 		snprintf(buf, sizeof(buf), "absent");
-	put_colored(c, SGR_DIM, buf);
+	table_put_colored(c, SGR_DIM, buf);
 }
 
 static void render_token(const struct ctx *c, const struct token *t)
@@ -349,7 +331,7 @@ static void render_token(const struct ctx *c, const struct token *t)
 
 	token_display_name(t, buf, sizeof(buf));
 	fputs("  ", c->out);
-	put_colored(c, SGR_BOLD, buf);
+	table_put_colored(c, SGR_BOLD, buf);
 	fputs(SEP, c->out);
 	put_presence(c, t);
 	if (!isempty(fw))
@@ -481,9 +463,9 @@ static void subkey_row_fill(const struct ctx *c, const struct key *k, const stru
 	}
 	if (!isempty(s->replaced_by))
 		snprintf(row->cells[SUB_COL_LEVEL], n, "%s, replacement 0x%s not on its card",
-		         level_name(s->level), long_key_id(s->replaced_by));
+		         table_level_name(s->level), long_key_id(s->replaced_by));
 	else
-		snprintf(row->cells[SUB_COL_LEVEL], n, "%s", level_name(s->level));
+		snprintf(row->cells[SUB_COL_LEVEL], n, "%s", table_level_name(s->level));
 	row->sgr[SUB_COL_REL] = s->level == LEVEL_OK ? NULL : lsgr;
 	row->sgr[SUB_COL_LEVEL] = lsgr;
 }
@@ -508,14 +490,15 @@ static void render_keys(const struct ctx *c)
 		const struct key *k = &c->keys[i];
 
 		fputs("  ", c->out);
-		put_colored(c, SGR_BOLD, isempty(k->uid) ? "(no user id)" : k->uid);
+		table_put_colored(c, SGR_BOLD, isempty(k->uid) ? "(no user id)" : k->uid);
 		fprintf(c->out, "%s%s%s", SEP, table_short_fpr(k->fingerprint), SEP);
 		if (k->revoked || k->disabled)
-			put_colored(c, SGR_DIM, k->revoked ? "revoked" : "disabled");
+			table_put_colored(c, SGR_DIM, k->revoked ? "revoked" : "disabled");
 		else if (k->retired)
-			put_colored(c, SGR_DIM, "retired");
+			table_put_colored(c, SGR_DIM, "retired");
 		else
-			put_colored(c, table_level_color(k->level), level_name(k->level));
+			table_put_colored(c, table_level_color(k->level),
+			                  table_level_name(k->level));
 		if (k->tracked && !k->has_secret)
 			fputs(", tracked", c->out);
 		else if (k->relied_on && !k->has_secret)
@@ -537,7 +520,7 @@ static void render_keys(const struct ctx *c)
 
 /* The width findings are wrapped to: COLUMNS as the shell sets it for programs that ask, else
  * the terminal's, else 80 (a pipe, a file, a monitor's log). */
-static size_t out_width(FILE *out)
+size_t table_out_width(FILE *out)
 {
 	const char *e = getenv("COLUMNS");
 	struct winsize ws = { 0 };
@@ -613,11 +596,11 @@ static void render_findings(const struct ctx *c, const struct finding *f, size_t
 		fputs("  none\n", c->out);
 	for (size_t i = 0; i < n; i++) {
 		/* An acknowledged one is information: dim, with the way back. */
-		const char *name = f[i].acked ? "acked" : level_name(f[i].level);
+		const char *name = f[i].acked ? "acked" : table_level_name(f[i].level);
 		char id[FINDING_ID_MAX];
 
 		fputs("  ", c->out);
-		put_colored(c, f[i].acked ? SGR_DIM : table_level_color(f[i].level), name);
+		table_put_colored(c, f[i].acked ? SGR_DIM : table_level_color(f[i].level), name);
 		fprintf(c->out, "%*s", (int)(FINDING_INDENT - 2 - strlen(name)), "");
 		put_wrapped(c, f[i].acked ? SGR_DIM : NULL, f[i].message, FINDING_INDENT);
 		if (!isempty(f[i].hint))
@@ -630,181 +613,6 @@ static void render_findings(const struct ctx *c, const struct finding *f, size_t
 	}
 }
 
-/* ---- Watch events ---- */
-
-static void put_key_brief(const struct ctx *c, const struct key *k)
-{
-	fprintf(c->out, "%s %s", isempty(k->uid) ? "(no user id)" : k->uid,
-	        table_short_fpr(k->fingerprint));
-}
-
-static void put_token_brief(const struct ctx *c, const struct token *t)
-{
-	char name[128];
-
-	token_display_name(t, name, sizeof(name));
-	fputs(name, c->out);
-	if (t->present)
-		fputs(", present", c->out);
-	else
-		put_colored(c, SGR_DIM, ", absent");
-	if (!isempty(t->error)) {
-		fputs(", ", c->out);
-		put_colored(c, SGR_RED, t->error);
-	}
-}
-
-static enum level worst_level(const struct keyctl_status *s)
-{
-	enum level l = LEVEL_OK;
-
-	for (size_t i = 0; i < s->n_keys; i++)
-		if (!s->keys[i].revoked)
-			l = MAX(l, s->keys[i].level);
-	for (size_t i = 0; i < s->n_findings; i++)
-		l = MAX(l, s->findings[i].level);
-	return l;
-}
-
-/* The event_<kind>() helpers write one event's words between table_render_event()'s time stamp
- * and its newline. Tokens and keys share the word for what happened to them. */
-static const char *change_word(enum event_type t)
-{
-	switch (t) {
-	case EVENT_TOKEN_ADDED:
-	case EVENT_KEY_ADDED:
-		return "added";
-	case EVENT_TOKEN_CHANGED:
-	case EVENT_KEY_CHANGED:
-		return "changed";
-	default:
-		return "removed";
-	}
-}
-
-static void event_state(const struct ctx *c, const struct keyctl_status *s)
-{
-	size_t present = 0;
-
-	for (size_t i = 0; i < s->n_tokens; i++)
-		present += s->tokens[i].present;
-	fprintf(c->out, "state: %zu token%s (%zu present), %zu key%s, %zu finding%s; ", s->n_tokens,
-	        s->n_tokens == 1 ? "" : "s", present, s->n_keys, s->n_keys == 1 ? "" : "s",
-	        s->n_findings, s->n_findings == 1 ? "" : "s");
-	put_colored(c, table_level_color(worst_level(s)), level_name(worst_level(s)));
-}
-
-static void event_token(const struct ctx *c, const struct keyctl_event *e)
-{
-	fprintf(c->out, "token %s: ", change_word(e->type));
-	put_token_brief(c, &e->token);
-}
-
-static void event_key(const struct ctx *c, const struct keyctl_event *e)
-{
-	fprintf(c->out, "key %s: ", change_word(e->type));
-	put_key_brief(c, &e->key);
-	fputs(", ", c->out);
-	put_colored(c, table_level_color(e->key.level), level_name(e->key.level));
-}
-
-static void event_level(const struct ctx *c, const struct keyctl_event *e)
-{
-	const struct subkey *sub = NULL;
-	char rel[EXPIRY_TEXT_MAX];
-
-	fputs("level: ", c->out);
-	put_key_brief(c, &e->key);
-	for (size_t i = 0; i < e->key.n_subkeys; i++)
-		if (strcasecmp(e->key.subkeys[i].fingerprint, e->subkey) == 0)
-			sub = &e->key.subkeys[i];
-	if (!isempty(e->subkey) && strcasecmp(e->subkey, e->key.fingerprint) != 0)
-		fprintf(c->out, " subkey %s", table_short_fpr(e->subkey));
-	fprintf(c->out, ": %s -> ", level_name(e->old_level));
-	put_colored(c, table_level_color(e->level), level_name(e->level));
-	if (sub && sub->expires != 0)
-		fprintf(c->out, ", %s%s", sub->expires > c->now ? "expires " : "",
-		        expiry_format_relative(rel, sizeof(rel), sub->expires, c->now));
-}
-
-static void event_finding(const struct ctx *c, const struct keyctl_event *e)
-{
-	if (e->type == EVENT_FINDING_CLEARED) {
-		fprintf(c->out, "finding cleared: %s", e->finding.message);
-		return;
-	}
-	fputs("finding: ", c->out);
-	put_colored(c, table_level_color(e->finding.level), level_name(e->finding.level));
-	fprintf(c->out, " %s", e->finding.message);
-}
-
-static void event_daemon(const struct ctx *c, const struct daemon_info *d)
-{
-	fputs("daemon: ", c->out);
-	if (d->keyring_stale) {
-		put_colored(c, SGR_YELLOW, "keyring is stale");
-		fprintf(c->out, "%s%s", isempty(d->keyring_error) ? "" : ": ", d->keyring_error);
-	} else
-		fputs("keyring is current", c->out);
-	if (!d->pcsc_available) {
-		fputs("; ", c->out);
-		put_colored(c, SGR_YELLOW, "PC/SC is not available");
-	}
-}
-
-int table_render_event(FILE *out, const struct keyctl_event *e, int64_t now, bool color)
-{
-	const struct ctx c = { .out = out, .color = color, .width = out_width(out), .now = now };
-	time_t tt = (time_t)now;
-	char stamp[16] = "";
-	struct tm tm;
-
-	if (localtime_r(&tt, &tm))
-		strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
-	fprintf(out, "%s ", stamp);
-
-	switch (e->type) {
-	case EVENT_STATE:
-		event_state(&c, &e->status);
-		break;
-	case EVENT_TOKEN_ADDED:
-	case EVENT_TOKEN_CHANGED:
-	case EVENT_TOKEN_REMOVED:
-		event_token(&c, e);
-		break;
-	case EVENT_KEY_ADDED:
-	case EVENT_KEY_CHANGED:
-	case EVENT_KEY_REMOVED:
-		event_key(&c, e);
-		break;
-	case EVENT_LEVEL_CHANGED:
-		event_level(&c, e);
-		break;
-	case EVENT_FINDING_RAISED:
-	case EVENT_FINDING_CLEARED:
-		event_finding(&c, e);
-		break;
-	case EVENT_DAEMON_CHANGED:
-		event_daemon(&c, &e->daemon);
-		break;
-	case EVENT_TOUCH_PENDING:
-	case EVENT_TOUCH_DONE: {
-		char line[512];
-
-		table_touch_event_words(e, line, sizeof(line));
-		fputs(line, out);
-		break;
-	}
-	default:
-		fputs("unknown event", out);
-	}
-	fputc('\n', out);
-
-	if (fflush(out) != 0 || ferror(out))
-		return -EIO;
-	return 0;
-}
-
 int table_render(FILE *out, const struct daemon_info *d, const struct token *tokens,
                  size_t n_tokens, const struct key *keys, size_t n_keys,
                  const struct finding *findings, size_t n_findings, int64_t now, bool color)
@@ -812,7 +620,7 @@ int table_render(FILE *out, const struct daemon_info *d, const struct token *tok
 	const struct ctx c = {
 		.out = out,
 		.color = color,
-		.width = out_width(out),
+		.width = table_out_width(out),
 		.now = now,
 		.tokens = tokens,
 		.n_tokens = n_tokens,
