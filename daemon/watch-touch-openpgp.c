@@ -33,6 +33,7 @@
 #include "gpgconf-run.h"
 #include "gpgme-init.h"
 #include "log.h"
+#include "touch-requester.h"
 #include "loop-wake.h"
 #include "util.h"
 #include "watch-touch-openpgp.h"
@@ -244,6 +245,7 @@ static void raise_pending(struct touch_openpgp *t, bool on, enum touch_end end)
 		tp.since = ts.tv_sec;
 		tp.since_usec = (uint32_t)(ts.tv_nsec / 1000);
 		strcpy_trunc(tp.slot, sizeof(tp.slot), t->slot);
+		touch_requester_guess(t->home, tp.requester, sizeof(tp.requester));
 		r = model_touch_set(t->model, t->token, &tp);
 	} else
 		r = model_touch_done(t->model, t->token, end);

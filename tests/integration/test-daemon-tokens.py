@@ -26,6 +26,7 @@ import time
 sys.path.insert(0, os.path.join(os.environ.get("KEYCTL_SRCDIR", "."), "tests", "bed"))
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs, udev  # noqa: E402
+from testlib import task_switches  # noqa: E402
 
 try:
     udev.reexec()
@@ -454,20 +455,6 @@ def test_reload_answer(d, card):
 
 
 # ---- 6: pcscd killed and restarted -----------------------------------------------------------
-
-def task_switches(pid):
-    """Context switches of every thread of pid so far."""
-    n = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                        n += int(line.split()[1])
-        except FileNotFoundError:
-            pass
-    return n
-
 
 def test_pcscd_restart(pcscd, d, w, card):
     tid = "yubikey-12345678"

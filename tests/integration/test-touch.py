@@ -6,13 +6,17 @@ the scripted pinentry) while keyctld watches; the card's signing slot holds its 
 bed touches it.
 
 - UIF on: Token.touch_pending {openpgp, sig} within 1 s of the card holding the signature, gone
-  within 1 s of the touch; the signature verifies.
+  within 1 s of the touch; the signature verifies; a second token plugged in meanwhile shows no
+  wait; the requester is gpg's parent (this test's python3), and "git" for `git commit -S`.
 - A slow PIN prompt (1.5 s) before a touch: nothing raised while the pinentry runs, the wait
   raised once the card holds the signature.
-- UIF off: nothing raised over 30 signatures.
+- UIF off: nothing raised over 50 signatures.
 - UIF cached: the first signature raises it; the next, within 15 s of the touch, does not (the
   card does not wait).
 - keyctld's probe costs no PIN: one VERIFY on the card per PIN typed.
+- Idle (3 s, nobody signing): no APDU on the card, keyctld's threads do not wake.
+On Debian 13 the keyring is a keyboxd home (GnuPG 2.4's default for a new one): the stubs are the
+same files there.
 
 Real pcscd + vpcd card, GnuPG's own gpg-agent and scdaemon (disable-ccid, pcsc-shared, as the bed
 sets them), keyctld polled through GetStatus every 20 ms.
@@ -24,11 +28,12 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import bed_main, check  # noqa: E402
+from testlib import bed_main, check, task_switches  # noqa: E402
 
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs, profiles  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
+import coexist_workload as cw  # noqa: E402
 
 SERIAL = "87654329"
 UID = "Tess Touch <tess@example.org>"
@@ -142,6 +147,14 @@ class Touch:
     # ---- the cases -------------------------------------------------------------------
     def touch_on(self):
         self.set_uif("on")
+        second = cw.second_card(self.pcscd, dict(empty_card(), serial="11223344",
+                                                 yubikey=dict(empty_card()["yubikey"],
+                                                              serial=11223344)))
+        second.insert()
+        other = "yubikey-11223344"
+        check(self.d.wait(lambda s: any(t["id"] == other and t["present"]
+                                        for t in s["tokens"]), 20) is not None,
+              "a second token is plugged in and seen")
         t0 = time.monotonic()
         p = self.sign()
         check(self.holds(), "UIF on: the card holds the signature for a touch")
@@ -155,6 +168,11 @@ class Touch:
             tp = up[0][1]
             check(tp.get("application") == "openpgp" and tp.get("slot") == "sig",
                   f"UIF on: the wait names the OpenPGP signing slot ({tp})")
+            check(tp.get("requester") == "python3",
+                  f"UIF on: the requester is gpg's parent, this test ({tp.get('requester')!r})")
+        st = self.d.status()
+        waiting = [t["id"] for t in st["tokens"] if t.get("touch_pending")]
+        check(waiting == [self.tid], f"two tokens: only the one waiting shows it ({waiting})")
         time.sleep(0.3)
         t_touch = time.monotonic()
         self.card.touch()
@@ -164,6 +182,35 @@ class Touch:
               f"({(down[0][0] - t_touch) * 1000:.0f} ms)" if down else
               "UIF on: touch_pending gone after the touch", self.rec.changes[-4:])
         self.finish(p, "UIF on")
+        second.remove()
+        second.stop()
+        self.git_commit()
+
+    def git_commit(self):
+        """git commit -S with the touch-protected key: the requester is git."""
+        repo = os.path.join(self.tmp, "repo")
+        env = dict(os.environ, **self.kr.env, GIT_CONFIG_NOSYSTEM="1", HOME=self.tmp)
+        for argv in (["init", "-q", repo], ["-C", repo, "config", "user.name", "Tess"],
+                     ["-C", repo, "config", "user.email", "tess@example.org"],
+                     ["-C", repo, "config", "user.signingkey", self.key["sig"] + "!"]):
+            subprocess.run(["git"] + argv, env=env, capture_output=True, timeout=60)
+        t0 = time.monotonic()
+        p = procs.spawn("git-commit", ["git", "-C", repo, "commit", "-q", "-S",
+                                       "--allow-empty", "-m", "signed"],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        check(self.holds(), "git commit -S: the card holds the signature")
+        up = wait(lambda: [x for x in self.rec.since(t0) if x[1]], 5)
+        req = up[0][1].get("requester") if up else None
+        if req != "git":
+            print(subprocess.run(["ps", "-eo", "pid,ppid,lstart,comm,args", "--sort=start_time"],
+                                 capture_output=True, text=True).stdout[-3000:])
+        check(req == "git", f"git commit -S: the requester is git ({req!r})")
+        self.card.touch()
+        try:
+            _, err = p.communicate(timeout=60)
+        finally:
+            procs.stop(p)
+        check(p.returncode == 0, "git commit -S signed after the touch", err.decode()[-400:])
 
     def slow_pin(self):
         """The agent restarted (PW1 forgotten): a PIN prompt of 1.5 s, then the touch."""
@@ -188,7 +235,7 @@ class Touch:
         self.card.touch()
         self.finish(p, "slow PIN")
 
-    def touch_off(self, n=30):
+    def touch_off(self, n=50):
         self.set_uif("off")
         t0 = time.monotonic()
         for i in range(n):
@@ -218,6 +265,20 @@ class Touch:
               "UIF cached: the next 3 signatures within 15 s raise nothing", raised)
 
 
+def idle(run):
+    """Nobody signs for 3 s (and nothing polls keyctld): no APDU, no wake-up of keyctld."""
+    run.rec.close()
+    time.sleep(0.5)
+    run.card.phase("idle")
+    n0 = task_switches(run.d.pid)
+    time.sleep(3)
+    n = task_switches(run.d.pid) - n0
+    apdus = run.card.phase_counts().get("idle", {})
+    check(n <= 2 and not apdus,
+          f"idle 3 s: keyctld woke {n} times, the card saw {sum(apdus.values())} APDUs", apdus)
+    run.card.phase("cases")
+
+
 def body():
     with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
         run = Touch(pcscd, kr)
@@ -235,6 +296,7 @@ def body():
                 if only and case.__name__ not in only.split(","):
                     continue
                 case()
+            idle(run)
             counts = run.card.phase_counts().get("cases", {})
             typed = [x for x in run.pin.prompts()[p0:] if x["answer"] == "pin"]
             check(counts.get("VERIFY", 0) == len(typed),

@@ -36,6 +36,20 @@ def wait_until(pred, timeout=30, step=0.1):
     return pred()
 
 
+def task_switches(pid):
+    """Context switches of every thread of pid so far."""
+    n = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        n += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return n
+
+
 def cpu_seconds(pid):
     """User plus system CPU time pid has used, from /proc."""
     with open(f"/proc/{pid}/stat") as f:
