@@ -72,6 +72,7 @@ void rule_revoked_key_on_card(struct ctx *x, const struct rule *r, const struct 
 void rule_expired_key_on_card(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t);
+void rule_token_advisory(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_pcsc_refused(struct ctx *x, const struct rule *r);
 void rule_daemon_starting(struct ctx *x, const struct rule *r);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The audit's rules about a token (a card read, its PIN counters, its touch policy, its slots
- * against the keyring, its twin) and about the daemon itself (pcscd refused, still starting);
- * one function per rule id, each a row of the table in audit.c.
+ * against the keyring, its twin, the vendors' advisories about it) and about the daemon itself
+ * (pcscd refused, still starting); one function per rule id, each a row of the table in audit.c.
  *
  * Does not: run the rules (audit.c does), read the clock, or log.
  */
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "advisory-table.h"
 #include "audit-internal.h"
 #include "card-openpgp.h"
 
@@ -283,6 +284,127 @@ void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *
 			}
 			break;
 		}
+	}
+}
+
+/* An advisory's finding names the advisory in its key field: the finding's identity (and the id
+ * an ack takes, "token-advisory:YSA-2024-03@yubikey-12345678") must tell two advisories about
+ * one token apart, and no key of the keyring is its subject. */
+static struct finding *advisory_add(struct ctx *x, const struct rule *r, const struct token *t,
+                                    const struct advisory *a, enum level level)
+{
+	struct finding *f = audit_add(x, r->id, level, NULL, NULL, t);
+
+	if (f)
+		strcpy_trunc(f->key, sizeof(f->key), a->row->id);
+	return f;
+}
+
+/* "the signature slot's nistp256 key 0x..., the authentication slot's ..." of slots. */
+static void advisory_keys(const struct openpgp_card *c, unsigned slots, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (enum key_slot s = 0; s < SLOT_MAX && used < size; s++) {
+		const struct card_slot *cs = &c->slots[s];
+		int k;
+
+		if (!(slots & ADVISORY_SLOT(s)))
+			continue;
+		k = snprintf(buf + used, size - used, "%sthe %s slot's %s key 0x%s",
+		             used ? ", " : "", audit_slot_name(s),
+		             isempty(cs->algorithm) ? "" : cs->algorithm,
+		             audit_key_id(cs->fingerprint));
+		if (k < 0)
+			return;
+		used += (size_t)k;
+	}
+}
+
+/* The token is in the advisory's range: a warning naming the card's keys it concerns, or, with
+ * none, a notice when the token's FIDO application is affected whatever it holds. A token
+ * without such keys and without FIDO (or not known to have it) gets nothing. */
+static void advisory_affected(struct ctx *x, const struct rule *r, const struct token *t,
+                              const struct advisory *a)
+{
+	const struct advisory_row *row = a->row;
+	unsigned slots = card_read(t) ? advisory_slots(a, &t->openpgp) : 0;
+	bool fido = (row->apps & ADVISORY_APP_FIDO) && (t->usb_interfaces & USB_IFACE_FIDO);
+	char label[96], keys[256];
+	struct finding *f;
+
+	if (!slots && !fido)
+		return;
+	f = advisory_add(x, r, t, a, slots ? LEVEL_WARNING : LEVEL_NOTICE);
+	if (!f)
+		return;
+	audit_token_label(t, label, sizeof(label));
+	if (slots) {
+		advisory_keys(&t->openpgp, slots, keys, sizeof(keys));
+		audit_textf(f->message, sizeof(f->message),
+		            "%s (firmware %s) is affected by %s, %s: %s%s%s", label, t->firmware,
+		            row->id, row->title, keys,
+		            row->generated_only ? ", if generated on the card (a key imported into "
+		                                  "it is not affected; keyctl cannot tell which)"
+		                                : "",
+		            fido ? "; its FIDO credentials too" : "");
+	} else
+		audit_textf(f->message, sizeof(f->message),
+		            "%s (firmware %s) is affected by %s, %s: its FIDO credentials are, "
+		            "whatever they are used for; %s",
+		            label, t->firmware, row->id, row->title,
+		            card_read(t) ? "the OpenPGP keys on it are not"
+		                         : "its OpenPGP keys were not read");
+	audit_textf(f->hint, sizeof(f->hint), "%s See %s", row->remedy, row->url);
+}
+
+/* A token of a product the advisory names whose firmware keyctl does not know: information
+ * (level ok: keyctl has no lower level, and it counts for no exit code or popup), never a
+ * guess either way. */
+static void advisory_unknown(struct ctx *x, const struct rule *r, const struct token *t,
+                             const struct advisory *a)
+{
+	struct finding *f = advisory_add(x, r, t, a, LEVEL_OK);
+	char label[96];
+
+	if (!f)
+		return;
+	audit_textf(f->message, sizeof(f->message),
+	            "Firmware of %s unknown: cannot tell whether %s, %s, applies",
+	            audit_token_label(t, label, sizeof(label)), a->row->id, a->row->title);
+	audit_textf(f->hint, sizeof(f->hint), "Check its firmware version (ykman info); see %s",
+	            a->row->url);
+}
+
+/* An advisory may take several rows (one per product line and range): an earlier row of the
+ * same id that names this token already had its say. */
+static bool advisory_told(const struct advisory *table, size_t i, const struct token *t)
+{
+	for (size_t j = 0; j < i; j++)
+		if (streq(table[j].row->id, table[i].row->id) &&
+		    advisory_match(&table[j], t) != ADVISORY_MATCH_NO)
+			return true;
+	return false;
+}
+
+/* One finding per advisory that concerns the token (advisory-table.c). */
+void rule_token_advisory(struct ctx *x, const struct rule *r, const struct token *t)
+{
+	const struct advisory *table = x->daemon->advisories;
+	size_t n = x->daemon->n_advisories;
+
+	if (!table)
+		n = advisory_builtin(&table);
+	for (size_t i = 0; i < n; i++) {
+		enum advisory_match m = advisory_match(&table[i], t);
+
+		if (m == ADVISORY_MATCH_NO || advisory_told(table, i, t))
+			continue;
+		if (m == ADVISORY_MATCH_YES)
+			advisory_affected(x, r, t, &table[i]);
+		else
+			advisory_unknown(x, r, t, &table[i]);
 	}
 }
 

@@ -652,6 +652,7 @@ static const struct rule rules[] = {
 	{ "expired-key-on-card", .token = rule_expired_key_on_card },
 	{ "backup-token", .token = rule_backup_token },
 	{ "card-key-no-stub", .token = rule_card_key_no_stub },
+	{ "token-advisory", .token = rule_token_advisory },
 	{ "pcsc-refused", .daemon = rule_pcsc_refused },
 	{ "daemon-starting", .daemon = rule_daemon_starting },
 };

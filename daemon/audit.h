@@ -10,7 +10,7 @@
  * default-key-expired, default-key-missing, pin-retries-low, admin-pin-retries-low,
  * touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen, counter-went-down,
  * scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub, key-revoked-upstream,
- * key-stale-upstream; of the daemon itself: pcsc-refused, daemon-starting.
+ * key-stale-upstream, token-advisory; of the daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
 
@@ -21,6 +21,8 @@
 #include "config.h"
 #include "types.h"
 #include "upstream-compare.h"
+
+struct advisory;
 
 /*
  * Sets each subkey's token_id: the token whose card slot holds the subkey's fingerprint (a token
@@ -91,6 +93,10 @@ struct audit_daemon {
 	 * published raise nothing. */
 	const struct upstream_result *upstream;
 	size_t n_upstream;
+	/* The vendors' advisories (advisory-table.h) the token-advisory rule applies; NULL: the
+	 * built-in table. */
+	const struct advisory *advisories;
+	size_t n_advisories;
 };
 
 /* Runs every rule. keys should have levels (expiry_apply) and token_ids (audit_match) set.
