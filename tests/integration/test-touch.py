@@ -21,6 +21,7 @@ same files there.
 Real pcscd + vpcd card, GnuPG's own gpg-agent and scdaemon (disable-ccid, pcsc-shared, as the bed
 sets them), keyctld polled through GetStatus every 20 ms.
 """
+import json
 import os
 import subprocess
 import sys
@@ -279,6 +280,84 @@ def idle(run):
     run.card.phase("cases")
 
 
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))] if xs else None
+
+
+def bench(run, out):
+    """tools/bench --only touch: latency of the wait's start and end over TOUCH_BENCH_WAITS
+    touches, and false positives over TOUCH_BENCH_OPS signatures each with UIF off, with a PIN
+    prompt before every 10th (a new agent), and on a cached slot within its 15 s."""
+    waits, ops = int(os.environ.get("TOUCH_BENCH_WAITS", 20)), int(os.environ.get(
+        "TOUCH_BENCH_OPS", 1000))
+    fig = {"waits": waits, "ops": ops, "up_ms": [], "down_ms": []}
+    run.set_uif("on")
+    for _ in range(waits):
+        t0 = time.monotonic()
+        p = run.sign()
+        run.holds()
+        t_hold = time.monotonic()
+        up = wait(lambda: [x for x in run.rec.since(t0) if x[1]], 5)
+        t_touch = time.monotonic()
+        run.card.touch()
+        down = wait(lambda: [x for x in run.rec.since(t_touch) if x[1] is None], 5)
+        run.finish(p, "bench")
+        if up and down:
+            fig["up_ms"].append(round((up[0][0] - t_hold) * 1000, 1))
+            fig["down_ms"].append(round((down[0][0] - t_touch) * 1000, 1))
+    for k in ("up_ms", "down_ms"):
+        fig[k.replace("_ms", "_p50_ms")] = percentile(fig[k], 50)
+        fig[k.replace("_ms", "_p99_ms")] = percentile(fig[k], 99)
+    fig["missed"] = waits - len(fig["up_ms"])
+
+    def count(kind, setup, each=None):
+        setup()
+        t0 = time.monotonic()
+        for i in range(ops):
+            if each:
+                each(i)
+            run.sign().communicate(timeout=60)
+        time.sleep(0.5)
+        fig["false_" + kind] = len([x for x in run.rec.since(t0) if x[1]])
+
+    def new_agent(i):
+        if i % 10 == 0:
+            run.kr.scdaemon_pid()
+            run.kr.stop()
+            run.pin.answer_next("slow:0.5")
+
+    def cached_window(i):
+        # A touch at the start of each 12 s: the signatures after it are within the cache.
+        if i == 0 or time.monotonic() - cached_window.at > 12:
+            p = run.sign()
+            run.holds()
+            run.card.touch()
+            p.communicate(timeout=60)
+            cached_window.at = time.monotonic()
+            time.sleep(2)   # the raise and its end for that real wait are over
+
+    count("uif_off", lambda: run.set_uif("off"))
+    count("pin_prompts", lambda: run.set_uif("off"), new_agent)
+    cached_window.at = 0
+    t_cached = time.monotonic()
+    run.set_uif("cached")
+    real = []
+    for i in range(ops):
+        cached_window(i)
+        if i == 0 or not real or real[-1] < cached_window.at:
+            real.append(cached_window.at)
+        run.sign().communicate(timeout=60)
+    time.sleep(0.5)
+    raised = [x for x in run.rec.since(t_cached) if x[1]]
+    fig["cached_real_waits"] = len(real)
+    fig["false_cached"] = max(0, len(raised) - len(real))
+    with open(out, "w") as f:
+        json.dump(fig, f, indent=1)
+    print("touch bench: " + json.dumps({k: v for k, v in fig.items()
+                                        if not k.endswith("_ms") or "_p" in k}))
+
+
 def body():
     with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
         run = Touch(pcscd, kr)
@@ -296,6 +375,8 @@ def body():
                 if only and case.__name__ not in only.split(","):
                     continue
                 case()
+            if os.environ.get("TOUCH_FIGURES"):
+                bench(run, os.environ["TOUCH_FIGURES"])
             idle(run)
             counts = run.card.phase_counts().get("cases", {})
             typed = [x for x in run.pin.prompts()[p0:] if x["answer"] == "pin"]
