@@ -7,9 +7,10 @@
  * Reloads are coalesced: a Reload call or SIGHUP that comes while one is due, or within
  * RELOAD_INTERVAL_USEC of the last, is served by the next one, run once for all of them (a
  * reload reads the file, lists the keyring and opens a transaction on every card present).
- * The answer waits until those card reads are done (at most RELOAD_CARDS_WAIT_USEC): a user's
- * card operation sent right after it then does not queue behind them. The keyring listing is
- * not waited for: it does not touch the card, and may take as long as gpg takes.
+ * The answer waits until those card reads and that listing are done (at most
+ * RELOAD_CARDS_WAIT_USEC): a user's card operation sent right after it then queues behind none
+ * of our reads, and its gpg shares the CPUs with none of our listing's (issue 33: the operation
+ * after Reload {full} was 7-10 ms slower while they ran).
  *
  * Each connection is an open file: the soft limit on them is raised to the hard one at start,
  * as systemd's own services do (a user unit's soft limit is 1024, keyctl.conf allows 4096
@@ -193,6 +194,7 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 			log_warning_errno(r, "Failed to apply [keyring] track, ignoring: %m");
 		(void)(full ? keyring_watch_refresh_full(d->keyring)
 		            : keyring_watch_refresh(d->keyring));
+		d->reload_keyring_seq = keyring_watch_asked(d->keyring);
 	}
 	if (d->pcsc)
 		(void)pcsc_watch_rescan(d->pcsc, &d->reload_cards_seq);
@@ -218,12 +220,21 @@ static void reload_answer(struct daemon *d)
 		server_reload_done(d->server, d->reload_error, d->reload_reason);
 }
 
+static bool reload_finished(struct daemon *d)
+{
+	return (!d->pcsc || pcsc_watch_rescanned(d->pcsc, d->reload_cards_seq)) &&
+	       (!d->keyring || keyring_watch_listed(d->keyring, d->reload_keyring_seq));
+}
+
+void daemon_reload_progress(struct daemon *d)
+{
+	if (d->reload_answer_due && reload_finished(d))
+		reload_answer(d);
+}
+
 void daemon_on_pcsc_rescanned(void *userdata)
 {
-	struct daemon *d = userdata;
-
-	if (d->reload_answer_due && pcsc_watch_rescanned(d->pcsc, d->reload_cards_seq))
-		reload_answer(d);
+	daemon_reload_progress(userdata);
 }
 
 /* A card that stops answering must not hold the answer for as long as its read may take. */
@@ -231,7 +242,7 @@ static int on_reload_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 
-	log_debug("Reload answered before the cards were read again (%.1f s)",
+	log_debug("Reload answered before the cards and the keyring were read again (%.1f s)",
 	          (double)RELOAD_CARDS_WAIT_USEC / 1e6);
 	reload_answer(d);
 	return 0;
@@ -247,7 +258,7 @@ static int on_reload_due(sd_event_source *s, uint64_t usec, void *userdata)
 	d->reload_error = reload(d, full, d->reload_reason, sizeof(d->reload_reason));
 	d->reload_asked = 0;
 	(void)sd_event_now(d->event, CLOCK_MONOTONIC, &d->reload_last);
-	if (d->reload_error < 0 || !d->pcsc || pcsc_watch_rescanned(d->pcsc, d->reload_cards_seq)) {
+	if (d->reload_error < 0 || reload_finished(d)) {
 		reload_answer(d);
 		return 0;
 	}

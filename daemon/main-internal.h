@@ -38,13 +38,13 @@ struct daemon {
 	uint64_t reload_last;
 	bool reload_full;
 	unsigned reload_asked;
-	/* A reload's answer waits until the cards it rescans are read (reload_cards_seq, bounded
-	 * by reload_deadline): a user's card operation right after the answer must not queue
-	 * behind our reads (issue 33: the next operation was 4-18 ms slower). */
+	/* A reload's answer waits until the cards it rescans are read and the listing it asks for
+	 * is done (reload_cards_seq, reload_keyring_seq, bounded by reload_deadline): a user's card
+	 * operation right after the answer must not meet our work (issue 33). */
 	bool reload_answer_due;
 	int reload_error;
 	char reload_reason[ERROR_TEXT_MAX];
-	uint64_t reload_cards_seq;
+	uint64_t reload_cards_seq, reload_keyring_seq;
 	sd_event_source *reload_deadline;
 	struct config cfg;
 	struct model *model;
@@ -97,8 +97,10 @@ bool daemon_relied_trusted(const struct config *c);
  * most once a second; the server hears the end through server_reload_done(). */
 int daemon_reload_request(void *userdata, bool full);
 int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
-/* The PC/SC watcher's rescanned hook: a reload's answer may be due. */
+/* The PC/SC watcher's rescanned hook, and the keyring listing's end: a reload's answer may be
+ * due. */
 void daemon_on_pcsc_rescanned(void *userdata);
+void daemon_reload_progress(struct daemon *d);
 
 /* main-upstream.c */
 /* [upstream] check and interval, at start and on reload. */

@@ -428,6 +428,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 		daemon_info_update(d, set_keyring_state, &st);
 		/* A failed first listing ends the wait too: the answer says stale, and why. */
 		start_done(d, START_KEYRING);
+		daemon_reload_progress(d);
 		return;
 	}
 	strcpy_trunc(d->default_key, sizeof(d->default_key), res->default_key);
@@ -444,6 +445,7 @@ static void on_keyring(struct keyring_watch *w, struct keyring_result *res, void
 	if (r < 0)
 		log_error_errno(r, "Failed to store the keyring's keys: %m");
 	start_done(d, START_KEYRING);
+	daemon_reload_progress(d);
 }
 
 static void set_static_info(struct daemon_info *i, void *arg)

@@ -47,6 +47,7 @@ struct job {
 	struct keyring_result res;
 	bool timed_out;
 	bool finished, orphaned; /* under cancel.lock */
+	uint64_t seq; /* the watch's count of listings started, this one included */
 };
 
 struct keyring_watch {
@@ -71,6 +72,8 @@ struct keyring_watch {
 	struct job *job;
 	pthread_t thread;
 	bool pending;
+	/* Listings started, and the last whose outcome fn was given (keyring_watch_listed()). */
+	uint64_t started, reported;
 	uint64_t backoff;
 	unsigned retries; /* since the last success, or the last refresh something asked for */
 	uint64_t timeout;
@@ -197,6 +200,7 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
 	if (!w->job)
 		return 0;
 	w->job->timed_out = true;
+	w->reported = w->job->seq;
 	keyring_cancel(&w->job->cancel);
 	snprintf(res.reason, sizeof(res.reason),
 	         "gpg did not answer within %.1f s (keyring locked?)", (double)w->timeout / 1e6);
@@ -425,6 +429,7 @@ static int on_done(void *userdata)
 		w->retries = 0;
 	}
 	(void)watches_ensure(w);
+	w->reported = j->seq;
 	w->fn(w, &j->res, w->userdata);
 	if (j->res.error >= 0)
 		scan_schedule(w);
@@ -486,6 +491,7 @@ static int refresh(struct keyring_watch *w)
 	if (r != 0)
 		return -r;
 	j->wake = loop_wake_ref(w->done);
+	j->seq = w->started + 1;
 	r = pthread_create(&w->thread, NULL, job_run, j);
 	if (r != 0) {
 		loop_wake_unref(j->wake);
@@ -493,6 +499,7 @@ static int refresh(struct keyring_watch *w)
 		return -r;
 	}
 	w->job = TAKE_PTR(j);
+	w->started++;
 	return arm_timer(w, &w->watchdog, w->timeout, on_watchdog, "keyring-watchdog");
 }
 
@@ -566,6 +573,17 @@ int keyring_watch_set_track(struct keyring_watch *w, const char *const *track, s
 	w->track = t;
 	w->n_track = n_track;
 	return 0;
+}
+
+uint64_t keyring_watch_asked(const struct keyring_watch *w)
+{
+	/* A refresh asked while a listing runs is served by the next one. */
+	return w->started + (w->pending ? 1 : 0);
+}
+
+bool keyring_watch_listed(const struct keyring_watch *w, uint64_t seq)
+{
+	return w->reported >= seq;
 }
 
 int keyring_watch_refresh_full(struct keyring_watch *w)

@@ -60,6 +60,11 @@ static inline void keyring_watch_freep(struct keyring_watch **w)
 int keyring_watch_refresh(struct keyring_watch *w);
 /* The same, listing every secret key again (Reload(full: true)). */
 int keyring_watch_refresh_full(struct keyring_watch *w);
+/* The listing that serves every refresh asked so far (a number for keyring_watch_listed()), and
+ * whether its outcome has been given to the callback (a failure and the watchdog's timeout
+ * count: what there is to know of it is known). */
+uint64_t keyring_watch_asked(const struct keyring_watch *w);
+bool keyring_watch_listed(const struct keyring_watch *w, uint64_t seq);
 /* Where the owned keys (keyring-owned.h) are kept across restarts; "" or NULL: nowhere. Apply
  * before the loop runs. */
 int keyring_watch_set_owned_path(struct keyring_watch *w, const char *path);
