@@ -29,7 +29,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import bed_main, check, task_switches  # noqa: E402
+from testlib import bed_main, check, task_switches, wait_until  # noqa: E402
 
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs, profiles  # noqa: E402
@@ -79,16 +79,6 @@ class Recorder:
     def close(self):
         self.stop.set()
         self.thread.join(10)
-
-
-def wait(pred, timeout, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return None
 
 
 class Touch:
@@ -143,7 +133,7 @@ class Touch:
               err.decode(errors="replace")[-400:])
 
     def holds(self, timeout=20):
-        return wait(lambda: self.card.security()["touch_pending"], timeout)
+        return wait_until(lambda: self.card.security()["touch_pending"], timeout, step=0.02)
 
     # ---- the cases -------------------------------------------------------------------
     def touch_on(self):
@@ -160,7 +150,7 @@ class Touch:
         p = self.sign()
         check(self.holds(), "UIF on: the card holds the signature for a touch")
         t_hold = time.monotonic()
-        up = wait(lambda: [x for x in self.rec.since(t0) if x[1]], 5)
+        up = wait_until(lambda: [x for x in self.rec.since(t0) if x[1]], 5, step=0.02)
         check(up and up[0][0] - t_hold < 1.0,
               "UIF on: touch_pending within 1 s of the card holding the signature "
               f"({(up[0][0] - t_hold) * 1000:.0f} ms)" if up else "UIF on: touch_pending seen",
@@ -177,7 +167,7 @@ class Touch:
         time.sleep(0.3)
         t_touch = time.monotonic()
         self.card.touch()
-        down = wait(lambda: [x for x in self.rec.since(t_touch) if x[1] is None], 5)
+        down = wait_until(lambda: [x for x in self.rec.since(t_touch) if x[1] is None], 5, step=0.02)
         check(down and down[0][0] - t_touch < 1.0,
               f"UIF on: touch_pending gone within 1 s of the touch "
               f"({(down[0][0] - t_touch) * 1000:.0f} ms)" if down else
@@ -200,7 +190,7 @@ class Touch:
                                        "--allow-empty", "-m", "signed"],
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         check(self.holds(), "git commit -S: the card holds the signature")
-        up = wait(lambda: [x for x in self.rec.since(t0) if x[1]], 5)
+        up = wait_until(lambda: [x for x in self.rec.since(t0) if x[1]], 5, step=0.02)
         req = up[0][1].get("requester") if up else None
         if req != "git":
             print(subprocess.run(["ps", "-eo", "pid,ppid,lstart,comm,args", "--sort=start_time"],
@@ -231,7 +221,7 @@ class Touch:
         check(len(prompted) == 1 and not early,
               f"slow PIN: no touch_pending while the pinentry ran ({len(prompted)} prompt)",
               [(round(x[0] - t0, 2), x[1]) for x in raised])
-        up = wait(lambda: [x for x in self.rec.since(t_hold - 0.2) if x[1]], 5)
+        up = wait_until(lambda: [x for x in self.rec.since(t_hold - 0.2) if x[1]], 5, step=0.02)
         check(up and up[0][0] - t_hold < 1.0, "slow PIN: then touch_pending within 1 s of "
               "the card holding the signature", self.rec.changes[-4:])
         self.card.touch()
@@ -257,11 +247,11 @@ class Touch:
         t0 = time.monotonic()
         p = self.sign()
         check(self.holds(), "UIF cached: the first signature waits for a touch")
-        up = wait(lambda: [x for x in self.rec.since(t0) if x[1]], 5)
+        up = wait_until(lambda: [x for x in self.rec.since(t0) if x[1]], 5, step=0.02)
         check(up, "UIF cached: the first wait is raised")
         self.card.touch()
         self.finish(p, "UIF cached, first")
-        wait(lambda: [x for x in self.rec.since(t0) if x[1] is None], 5)
+        wait_until(lambda: [x for x in self.rec.since(t0) if x[1] is None], 5, step=0.02)
         t1 = time.monotonic()
         for i in range(3):
             p = self.sign()
@@ -304,10 +294,10 @@ def bench(run, out):
         p = run.sign()
         run.holds()
         t_hold = time.monotonic()
-        up = wait(lambda: [x for x in run.rec.since(t0) if x[1]], 5)
+        up = wait_until(lambda: [x for x in run.rec.since(t0) if x[1]], 5, step=0.02)
         t_touch = time.monotonic()
         run.card.touch()
-        down = wait(lambda: [x for x in run.rec.since(t_touch) if x[1] is None], 5)
+        down = wait_until(lambda: [x for x in run.rec.since(t_touch) if x[1] is None], 5, step=0.02)
         run.finish(p, "bench")
         if up and down:
             fig["up_ms"].append(round((up[0][0] - t_hold) * 1000, 1))
