@@ -15,6 +15,7 @@ import socket
 import time
 
 from . import procs
+from .piv_certs import materialize
 from .profiles import load as load_profile
 
 EMULATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "emulator.py")
@@ -22,7 +23,7 @@ EMULATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "emulator.py
 
 class VirtualCard:
     def __init__(self, profile, pcscd=None):
-        self.profile = load_profile(profile)
+        self.profile = materialize(load_profile(profile))  # PIV certificates made here
         self.pcscd = pcscd
         self.proc = None
         self.inserted = False
@@ -110,7 +111,7 @@ class VirtualCard:
         """Connect to vpcd (== insert).  With wait=True block until a PC/SC
         client sees the card and return the delay in seconds."""
         if profile is not None:
-            self.profile = load_profile(profile)
+            self.profile = materialize(load_profile(profile))
         else:  # the same card again: with what it was given while in use (keys, counters)
             self.profile = self.live_profile()
         self._call("insert", profile=self.profile)

@@ -123,6 +123,8 @@ class OpenPGPCard(CardUse):
         self.phases = []       # the test phase each APDU of `log` came in
         self.phase = ""
         self.forbidden = []    # same, for forbidden ones
+        from .piv_card import PivApplication  # here: piv_card.py imports this module's tlv()
+        self.piv = PivApplication(self)  # answers only for a profile with "piv"
         self.reset()
 
     @property
@@ -433,6 +435,8 @@ class OpenPGPCard(CardUse):
                 return bytes(self.firmware()), 0x9000
             used = self.use_command(ins, p1, p2, data) if self.applet else None
             return used if used is not None else (b"", 0x6D00)
+        if self.selected == "piv":
+            return self.piv.dispatch(ins, p1, p2, data)
         if self.selected == "mgmt":
             if ins == 0x1D:
                 return self.yubikey_device_info(), 0x9000
@@ -454,6 +458,10 @@ class OpenPGPCard(CardUse):
             self.sec.event("select_openpgp")
             self.selected = "openpgp"
             return b"", 0x9000
+        if self.piv.owns(aid):
+            self.sec.event("select_other")
+            self.selected = "piv"
+            return self.piv.select()
         if aid.hex().upper() not in rules["other_aids"]:
             return b"", 0x6A82
         self.sec.event("select_other")
@@ -467,6 +475,9 @@ class OpenPGPCard(CardUse):
         if aid[:6] == AID_OPENPGP_PREFIX:
             self.selected = "openpgp"
             return b"", 0x9000
+        if self.piv.owns(aid):
+            self.selected = "piv"  # OpenPGP deselected, as on a YubiKey (openpgp_security.py)
+            return self.piv.select()
         if self.is_yubikey and aid == AID_YUBICO_MGMT:
             self.selected = "mgmt"
             return ".".join(str(x) for x in self.firmware()).encode(), 0x9000
