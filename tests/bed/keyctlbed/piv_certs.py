@@ -139,14 +139,21 @@ def materialize(profile, now=None):
     return profile
 
 
+def _utc(c, name):
+    """cryptography >= 42 (Debian 13) warns about the naive properties; 38 has only those."""
+    if hasattr(c, name + "_utc"):
+        return getattr(c, name + "_utc")
+    return getattr(c, name).replace(tzinfo=datetime.timezone.utc)
+
+
 def describe(spec, der):
     """What a reader should decode from the certificate: the fields keyctld's Token.piv has."""
     from cryptography import x509
     c = x509.load_der_x509_certificate(der)
     spec["subject"] = c.subject.rfc4514_string()
     spec["issuer_dn"] = c.issuer.rfc4514_string()
-    spec["not_before"] = int(c.not_valid_before.replace(tzinfo=datetime.timezone.utc).timestamp())
-    spec["not_after"] = int(c.not_valid_after.replace(tzinfo=datetime.timezone.utc).timestamp())
+    spec["not_before"] = int(_utc(c, "not_valid_before").timestamp())
+    spec["not_after"] = int(_utc(c, "not_valid_after").timestamp())
     spec["self_signed"] = c.issuer == c.subject
 
 
