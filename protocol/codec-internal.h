@@ -95,6 +95,7 @@ int codec_dispatch_secret(json_object *v, void *field, void *userdata);
 int codec_dispatch_event_type(json_object *v, void *field, void *userdata);
 int codec_dispatch_touch_app(json_object *v, void *field, void *userdata);
 int codec_dispatch_touch_end(json_object *v, void *field, void *userdata);
+int codec_dispatch_piv_read(json_object *v, void *field, void *userdata);
 
 #define M VARLINK_MANDATORY
 #define N VARLINK_NULLABLE

@@ -3,7 +3,8 @@
  * A token <-> JSON: the Token type of io.keyctl.varlink, with the OpenPGPCard it may carry and
  * that card's three CardSlots, and the TouchPending it carries while it waits for a touch. A
  * card's slots go out as an array of objects named by "slot" and come back indexed by that
- * name, each named once, in any order.
+ * name, each named once, in any order. The PivApp of a token read at insertion, with its
+ * certificates in the order read.
  *
  * Does not: encode or decode keys (codec-key.c), or the status that lists tokens (codec-status.c).
  */
@@ -222,6 +223,104 @@ int codec_touch_pending_from_json(json_object *o, struct touch_pending *ret)
 	return 0;
 }
 
+/* ---- PivApp ---- */
+
+static int put_piv_cert(json_object *certs, const struct piv_cert *c)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o || json_object_array_add(certs, o) < 0) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	if (put_str(o, "slot", c->slot) < 0 || put_str(o, "subject", c->subject) < 0 ||
+	    put_str(o, "issuer", c->issuer) < 0 || put_time(o, "not_before", c->not_before) < 0 ||
+	    put_time(o, "not_after", c->not_after) < 0 ||
+	    put_bool(o, "self_signed", c->self_signed) < 0 ||
+	    put_str(o, "key_algorithm", c->key_algorithm) < 0 || put_str(o, "error", c->error) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int codec_piv_app_to_json(const struct piv_app *p, json_object **ret)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	json_object *certs;
+
+	if (!o || put_str(o, "state", piv_read_to_string(p->state)) < 0 ||
+	    put_time(o, "chuid_expiry", p->chuid_expiry) < 0 || put_str(o, "error", p->error) < 0)
+		return -ENOMEM;
+	certs = json_object_new_array();
+	if (put(o, "certs", certs) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_certs && i < PIV_CERTS_MAX; i++)
+		if (put_piv_cert(certs, &p->certs[i]) < 0)
+			return -ENOMEM;
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+/* Two lower-case hex digits, as types.h keeps a slot: the clients print it as it comes. */
+static int dispatch_piv_slot(json_object *v, void *field, void *userdata)
+{
+	const char *s;
+
+	if (!json_object_is_type(v, json_type_string))
+		return -EBADMSG;
+	s = json_object_get_string(v);
+	if (strlen(s) != 2 || !strchr("0123456789abcdef", s[0]) ||
+	    !strchr("0123456789abcdef", s[1]))
+		return -EBADMSG;
+	memcpy(field, s, 3);
+	return 0;
+}
+
+static const struct varlink_field piv_cert_table[] = {
+	F_CB("slot", struct piv_cert, slot, M, dispatch_piv_slot),
+	F_STR(struct piv_cert, subject, M),
+	F_STR(struct piv_cert, issuer, M),
+	F_TIME(struct piv_cert, not_before),
+	F_TIME(struct piv_cert, not_after),
+	F_BOOL(struct piv_cert, self_signed),
+	F_STR(struct piv_cert, key_algorithm, M),
+	F_STR(struct piv_cert, error, M),
+	{},
+};
+
+static int dispatch_piv_certs(json_object *v, void *field, void *userdata)
+{
+	struct piv_app *p = userdata;
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array))
+		return -EBADMSG;
+	n = json_object_array_length(v);
+	if (n > PIV_CERTS_MAX)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < n; i++) {
+		int r = codec_decode(json_object_array_get_idx(v, i), piv_cert_table, &p->certs[i],
+		                     sizeof(p->certs[i]), NULL, NULL);
+
+		if (r < 0)
+			return r;
+	}
+	p->n_certs = (uint8_t)n;
+	return 0;
+}
+
+static const struct varlink_field piv_app_table[] = {
+	F_CB("state", struct piv_app, state, M, codec_dispatch_piv_read),
+	F_TIME(struct piv_app, chuid_expiry),
+	F_STR(struct piv_app, error, M),
+	F_CB("certs", struct piv_app, certs, M, dispatch_piv_certs),
+	{},
+};
+
+int codec_piv_app_from_json(json_object *o, struct piv_app *ret)
+{
+	return codec_decode(o, piv_app_table, ret, sizeof(*ret), ret, NULL);
+}
+
 /* ---- Token ---- */
 
 int codec_token_to_json(const struct token *t, json_object **ret)
@@ -251,6 +350,13 @@ int codec_token_to_json(const struct token *t, json_object **ret)
 	    put_bool(o, "serial_unique", !t->serial_shared) < 0 ||
 	    put_str(o, "openpgp_error", t->openpgp.error) < 0 || put_str(o, "error", t->error) < 0)
 		return -ENOMEM;
+	/* Absent while never read: a token without PIV, or not plugged in since. */
+	if (t->piv.state != PIV_READ_NONE) {
+		json_object *piv;
+
+		if (codec_piv_app_to_json(&t->piv, &piv) < 0 || put(o, "piv", piv) < 0)
+			return -ENOMEM;
+	}
 	if (t->touch_waiting) {
 		json_object *tp;
 
@@ -310,6 +416,13 @@ static int dispatch_touch_pending(json_object *v, void *field, void *userdata)
 	return 0;
 }
 
+static int dispatch_piv(json_object *v, void *field, void *userdata)
+{
+	struct token *t = field;
+
+	return codec_piv_app_from_json(v, &t->piv);
+}
+
 static const struct varlink_field token_table[] = {
 	F_STR(struct token, id, M),
 	F_CB("kind", struct token, kind, M, codec_dispatch_token_kind),
@@ -330,6 +443,7 @@ static const struct varlink_field token_table[] = {
 	{ "openpgp_error", VARLINK_CUSTOM, N, 0, 0, dispatch_openpgp_error },
 	F_STR(struct token, error, M),
 	{ "touch_pending", VARLINK_CUSTOM, N, 0, 0, dispatch_touch_pending },
+	{ "piv", VARLINK_CUSTOM, N, 0, 0, dispatch_piv },
 	{},
 };
 

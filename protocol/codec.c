@@ -96,6 +96,7 @@ DEFINE_ENUM_DISPATCH(codec_dispatch_secret, enum secret_location, secret_locatio
 DEFINE_ENUM_DISPATCH(codec_dispatch_event_type, enum event_type, event_type_from_string)
 DEFINE_ENUM_DISPATCH(codec_dispatch_touch_app, enum touch_app, touch_app_from_string)
 DEFINE_ENUM_DISPATCH(codec_dispatch_touch_end, enum touch_end, touch_end_from_string)
+DEFINE_ENUM_DISPATCH(codec_dispatch_piv_read, enum piv_read, piv_read_from_string)
 
 int codec_decode(json_object *obj, const struct varlink_field *table, void *ret, size_t size,
                  void *userdata, void (*done)(void *))

@@ -29,6 +29,8 @@ int codec_openpgp_card_from_json(json_object *o, struct openpgp_card *ret);
 /* TouchPending: from_json also refuses what touch_pending_check() refuses (-EBADMSG). */
 int codec_touch_pending_to_json(const struct touch_pending *tp, json_object **ret);
 int codec_touch_pending_from_json(json_object *o, struct touch_pending *ret);
+int codec_piv_app_to_json(const struct piv_app *p, json_object **ret);
+int codec_piv_app_from_json(json_object *o, struct piv_app *ret);
 int codec_token_to_json(const struct token *t, json_object **ret);
 int codec_token_from_json(json_object *o, struct token *ret);
 int codec_subkey_to_json(const struct subkey *s, json_object **ret);

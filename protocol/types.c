@@ -61,6 +61,13 @@ static const char *const touch_end_names[TOUCH_END_MAX] = {
 	[TOUCH_END_REMOVED] = "removed",
 };
 
+static const char *const piv_read_names[PIV_READ_MAX] = {
+	[PIV_READ_NONE] = "none",
+	[PIV_READ_OK] = "read",
+	[PIV_READ_IN_USE] = "in-use",
+	[PIV_READ_ERROR] = "error",
+};
+
 static const char *lookup(const char *const *names, size_t n, unsigned v)
 {
 	return v < n ? names[v] : NULL;
@@ -94,6 +101,7 @@ DEFINE_ENUM_STRINGS(level, level_names, LEVEL_MAX)
 DEFINE_ENUM_STRINGS(secret_location, secret_location_names, SECRET_MAX)
 DEFINE_ENUM_STRINGS(touch_app, touch_app_names, TOUCH_APP_MAX)
 DEFINE_ENUM_STRINGS(touch_end, touch_end_names, TOUCH_END_MAX)
+DEFINE_ENUM_STRINGS(piv_read, piv_read_names, PIV_READ_MAX)
 
 int key_copy(const struct key *src, struct key *ret)
 {

@@ -131,6 +131,39 @@ struct openpgp_card {
 	char error[ERROR_TEXT_MAX];
 };
 
+#define PIV_CERTS_MAX 24 /* 9A, 9C, 9D, 9E and the retired 82-95 */
+#define PIV_NAME_MAX 128 /* a subject or issuer as RFC 4514 text, cut with an ellipsis */
+
+/* How the PIV application of a token was read (doc/piv.md). */
+enum piv_read {
+	PIV_READ_NONE, /* no PIV application, or not asked */
+	PIV_READ_OK,
+	PIV_READ_IN_USE, /* another program held the card: "PIV not read: the card is in use" */
+	PIV_READ_ERROR, /* the application answered what could not be read: error says what */
+	PIV_READ_MAX,
+};
+
+/* One certificate of a PIV slot (NIST SP 800-73-4), as GnuTLS parsed it. */
+struct piv_cert {
+	char slot[3]; /* two lower-case hex digits: "9a", "82" */
+	char subject[PIV_NAME_MAX], issuer[PIV_NAME_MAX]; /* RFC 4514 */
+	int64_t not_before, not_after; /* epoch seconds; 0 when unreadable */
+	bool self_signed; /* issuer equals subject and its own key verifies the signature */
+	char key_algorithm[ALGO_NAME_MAX]; /* "rsa2048", "nistp256", "nistp384", "ed25519" ... */
+	/* Why this slot's certificate could not be read ("not a certificate: ..."); "" when fine:
+	 * the other fields are then unset. */
+	char error[ERROR_TEXT_MAX];
+};
+
+/* What a token's PIV application says, read without a PIN (doc/piv.md). */
+struct piv_app {
+	enum piv_read state;
+	int64_t chuid_expiry; /* the CHUID's expiration date (tag 35), 0 when none */
+	char error[ERROR_TEXT_MAX]; /* what could not be read of the application; "" when fine */
+	uint8_t n_certs; /* the slots holding a certificate, in the order read */
+	struct piv_cert certs[PIV_CERTS_MAX];
+};
+
 /* Which application of a token waits for a touch (doc/touch.md). */
 enum touch_app {
 	TOUCH_APP_OPENPGP,
@@ -190,6 +223,9 @@ struct token {
 	/* Waits for a touch now (only while present); touch says what for, zeroed otherwise. */
 	bool touch_waiting;
 	struct touch_pending touch;
+	/* The PIV application: read at insertion only (never while another program uses the card),
+	 * kept across sightings until read again. */
+	struct piv_app piv;
 };
 
 struct subkey {
@@ -316,6 +352,8 @@ const char *touch_app_to_string(enum touch_app a); /* "openpgp", "fido", "piv", 
 int touch_app_from_string(const char *s);
 const char *touch_end_to_string(enum touch_end e); /* "touched", "timeout", "removed" */
 int touch_end_from_string(const char *s);
+const char *piv_read_to_string(enum piv_read p); /* "none", "read", "in-use", "error" */
+int piv_read_from_string(const char *s);
 
 /* 0 when tp holds only allowed values (a known application, a slot of that application's
  * form, since > 0, since_usec < 1000000, a printable ASCII requester), else -EINVAL. The codec

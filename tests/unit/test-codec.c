@@ -52,6 +52,18 @@ static void fill_token(struct token *t)
 	t->read_path = READ_PATH_PCSC;
 	t->counter_went_down = true;
 	strcpy(t->error, "");
+	t->piv.state = PIV_READ_OK;
+	t->piv.chuid_expiry = 1893456000; /* 2030-01-01, as ykman writes it */
+	t->piv.n_certs = 2;
+	strcpy(t->piv.certs[0].slot, "9a");
+	strcpy(t->piv.certs[0].subject, "CN=SSH key");
+	strcpy(t->piv.certs[0].issuer, "CN=SSH key");
+	t->piv.certs[0].not_before = 1700000000;
+	t->piv.certs[0].not_after = 1731536000;
+	t->piv.certs[0].self_signed = true;
+	strcpy(t->piv.certs[0].key_algorithm, "nistp256");
+	strcpy(t->piv.certs[1].slot, "82");
+	strcpy(t->piv.certs[1].error, "not a certificate: ASN1 parser: Error in DER parsing");
 }
 
 static struct key make_key(void)
@@ -143,18 +155,33 @@ TEST(roundtrip_token)
 	ASSERT_STREQ(json_object_get_string(json_object_object_get(o, "first_seen")),
 	             "2025-12-03T08:00:00Z");
 	ASSERT_EQ(json_object_get_int64(json_object_object_get(o, "first_seen_epoch")), 1764748800);
+	ASSERT_STREQ(json_object_get_string(json_object_object_get(json_object_object_get(o, "piv"),
+	                                                           "chuid_expiry")),
+	             "2030-01-01T00:00:00Z");
 	memset(&back, 0xaa, sizeof(back));
 	ASSERT_OK(codec_token_from_json(o, &back));
 	ASSERT_EQ(memcmp(&t, &back, sizeof(t)), 0);
 	json_object_put(o);
 
-	/* Without an OpenPGP application and with no times at all. */
+	/* PIV read but found busy: no certificates, the state says why. */
+	memset(&t.piv, 0, sizeof(t.piv));
+	t.piv.state = PIV_READ_IN_USE;
+	strcpy(t.piv.error, "PIV not read: the card is in use");
+	ASSERT_OK(codec_token_to_json(&t, &o));
+	o = through_text(o);
+	ASSERT_OK(codec_token_from_json(o, &back));
+	ASSERT_EQ(memcmp(&t, &back, sizeof(t)), 0);
+	json_object_put(o);
+
+	/* Without an OpenPGP application, PIV never read, and with no times at all. */
+	memset(&t.piv, 0, sizeof(t.piv));
 	t.has_openpgp = false;
 	memset(&t.openpgp, 0, sizeof(t.openpgp));
 	t.first_seen = t.last_seen = 0;
 	t.kind = TOKEN_KIND_OPENPGP_CARD;
 	ASSERT_OK(codec_token_to_json(&t, &o));
 	ASSERT_FALSE(json_object_object_get_ex(o, "openpgp", NULL));
+	ASSERT_FALSE(json_object_object_get_ex(o, "piv", NULL));
 	ASSERT_FALSE(json_object_object_get_ex(o, "first_seen", NULL));
 	ASSERT_FALSE(json_object_object_get_ex(o, "first_seen_epoch", NULL));
 	o = through_text(o);
@@ -374,6 +401,16 @@ TEST(token_rejects)
 	token_bad("openpgp", "[]", EBADMSG);
 	token_bad("openpgp", "{\"aid\":\"x\"}", EBADMSG);
 	token_bad("error", "{}", EBADMSG);
+	token_bad("piv", "[]", EBADMSG);
+	token_bad("piv", "{\"state\":\"read\",\"error\":\"\",\"certs\":[{}]}", EBADMSG);
+	token_bad("piv", "{\"state\":\"half\",\"error\":\"\",\"certs\":[]}", EBADMSG);
+	token_bad("piv", "{\"state\":\"read\",\"error\":\"\"}", EBADMSG);
+	/* A slot is two lower-case hex digits: the clients print it as it comes. */
+	token_bad("piv",
+	          "{\"state\":\"read\",\"error\":\"\",\"certs\":[{\"slot\":\"9A\","
+	          "\"subject\":\"\",\"issuer\":\"\",\"self_signed\":false,"
+	          "\"key_algorithm\":\"\",\"error\":\"\"}]}",
+	          EBADMSG);
 
 	/* Unknown fields are a newer daemon's business: ignored. */
 	{
