@@ -423,6 +423,24 @@ static int path_value(struct parse_ctx *x, const char *section, const char *name
 	return 1;
 }
 
+/* "any-known", a token's id as keyctl-status shows it ("yubikey-12345678"), or "" (off). An id
+ * is printable ASCII without blanks: a typo with a space in it is refused, not never matched. */
+static int parse_lock_on_removal(struct parse_ctx *x, const char *value)
+{
+	for (const char *q = value; *q; q++)
+		if ((uint8_t)*q <= ' ' || (uint8_t)*q >= 0x7f) {
+			fail(x,
+			     "[session] lock-on-removal: '%s' is neither any-known nor a token id",
+			     value);
+			return 0;
+		}
+	if (strcpy_bounded(x->c->lock_on_removal, sizeof(x->c->lock_on_removal), value) < 0) {
+		fail(x, "[session] lock-on-removal: longer than %d characters", TOKEN_ID_MAX - 1);
+		return 0;
+	}
+	return 1;
+}
+
 /* 1 when the key was taken, 0 when refused (fail() has said why). */
 static int parse_key(struct parse_ctx *x, const char *section, const char *name, const char *value)
 {
@@ -478,6 +496,9 @@ static int parse_key(struct parse_ctx *x, const char *section, const char *name,
 		}
 		return 1;
 	}
+
+	if (streq(section, "session") && streq(name, "lock-on-removal"))
+		return parse_lock_on_removal(x, value);
 
 	x->unknown = true;
 	if (!*section)

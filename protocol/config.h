@@ -22,6 +22,7 @@
 #define CONFIG_WARNINGS_MAX 8
 #define CONFIG_ERROR_MAX 512
 #define CONFIG_THRESHOLD_DAYS_MAX 3650
+#define CONFIG_LOCK_ANY_KNOWN "any-known"
 
 /* config_load(): a missing file is the defaults. */
 #define CONFIG_MISSING_OK (1u << 0)
@@ -73,6 +74,9 @@ struct config {
 
 	/* [notify] */
 	char renewal_url[URL_MAX];
+
+	/* [session] lock-on-removal: "" (off), CONFIG_LOCK_ANY_KNOWN, or one token's id */
+	char lock_on_removal[TOKEN_ID_MAX];
 
 	/* What the parse had to say but did not refuse (unknown keys; with CONFIG_LENIENT also
 	 * what it refused), in file order; those beyond CONFIG_WARNINGS_MAX are dropped. */

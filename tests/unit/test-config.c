@@ -20,6 +20,22 @@ static int parse(const char *text, struct config *c, char *err)
 	                    CONFIG_ERROR_MAX);
 }
 
+TEST(lock_on_removal)
+{
+	struct config c;
+	char err[CONFIG_ERROR_MAX];
+
+	config_init(&c);
+	ASSERT_STREQ(c.lock_on_removal, "");
+	ASSERT_OK(parse("[session]\nlock-on-removal = any-known\n", &c, err));
+	ASSERT_STREQ(c.lock_on_removal, CONFIG_LOCK_ANY_KNOWN);
+	ASSERT_OK(parse("[session]\nlock-on-removal = yubikey-12345678 # mine\n", &c, err));
+	ASSERT_STREQ(c.lock_on_removal, "yubikey-12345678");
+	ASSERT_OK(parse("[session]\nlock-on-removal =\n", &c, err));
+	ASSERT_STREQ(c.lock_on_removal, "");
+	ASSERT_EQ(c.n_warnings, 0u);
+}
+
 TEST(defaults)
 {
 	struct config c;
@@ -111,6 +127,9 @@ TEST(bad_values_name_file_line_and_key)
 		  "keyctl.conf:2: [expiry] thresholds: at least one number of days is needed" },
 		{ "[notify]\nrenewal-url = ftp://x\n",
 		  "keyctl.conf:2: [notify] renewal-url: 'ftp://x' is not an http(s) URL" },
+		{ "[session]\nlock-on-removal = yubi key\n",
+		  "keyctl.conf:2: [session] lock-on-removal: 'yubi key' is neither any-known nor a "
+		  "token id" },
 		{ "[expiry]\nwarning-days = 2\ncritical-days = 5\n",
 		  "keyctl.conf:3: [expiry] critical-days (5, line 3) is above warning-days (2, "
 		  "line "
@@ -600,6 +619,7 @@ int main(void)
 	RUN(upstream);
 	RUN(interval_edges);
 	RUN(defaults);
+	RUN(lock_on_removal);
 	RUN(good_file);
 	RUN(bad_values_name_file_line_and_key);
 	RUN(first_error_wins);
