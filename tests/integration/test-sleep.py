@@ -23,14 +23,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from keyctld_proc import Keyctld  # noqa: E402
 import varlink_raw as vr  # noqa: E402
-from testlib import bed_main, card_bed, check, cpu_seconds, daemon_running, wait_until  # noqa: E402
+from testlib import (SystemBus, bed_main, card_bed, check, cpu_seconds,  # noqa: E402
+                     daemon_running, log_lines, wait_log, wait_until)
 from keyctlbed import procs  # noqa: E402
 
 SERIAL = '45678901'
 BACKUP = '56789012'
 KEYCTL_STATUS = os.environ.get('KEYCTL_STATUS', '')
-LOGIND = 'org.freedesktop.login1'
-MANAGER = 'org.freedesktop.login1.Manager'
 # keyctld's log lines the test looks for (main.c; watch-sleep.c and watch-pcsc-worker.c at
 # log-level debug).
 FOLLOWING = 'following suspend and resume'
@@ -38,81 +37,6 @@ ASLEEP = 'System goes to sleep'
 RESUMED = 'System resumed'
 NO_BUS = 'No system bus'
 CUT = 'cut by sleep, dropped'
-
-BUS_CONF = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={path}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-'''
-
-
-class SystemBus:
-    """A private bus configured as a system bus, with dbusmock's logind on it."""
-
-    def __init__(self):
-        self.daemon = self.mock = self.address = None
-
-    def start(self):
-        if not os.path.exists('/usr/bin/dbus-daemon'):
-            raise procs.BedUnavailable('dbus-daemon not installed')
-        try:
-            import dbus  # noqa: F401
-            import dbusmock  # noqa: F401
-        except ImportError:
-            raise procs.BedUnavailable('python3-dbus or python3-dbusmock not installed')
-        d = procs.tmpdir('keyctl-sleep-bus-')
-        conf = os.path.join(d, 'system.conf')
-        with open(conf, 'w') as f:
-            f.write(BUS_CONF.format(path=os.path.join(d, 'system_bus_socket')))
-        self.daemon = procs.spawn('dbus-daemon-system', ['dbus-daemon', '--config-file', conf,
-                                                         '--nofork', '--print-address'],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.address = self.daemon.stdout.readline().strip()
-        if not self.address:
-            raise procs.BedUnavailable('the private system bus did not start')
-        self.mock = procs.spawn('logind-mock', [procs.PYTHON, '-m', 'dbusmock', '--template',
-                                                'logind'],
-                                env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        bus = self._bus()
-        try:
-            if not wait_until(lambda: bus.name_has_owner(LOGIND) or self.mock.poll() is not None,
-                              10) or not bus.name_has_owner(LOGIND):
-                raise procs.BedUnavailable('the logind mock did not appear on the bus')
-        finally:
-            bus.close()
-        return self
-
-    def _bus(self):
-        import dbus
-        return dbus.bus.BusConnection(self.address)
-
-    def prepare_for_sleep(self, going):
-        """What logind sends before a suspend (True) and after the resume (False)."""
-        import dbus
-        bus = self._bus()
-        try:
-            obj = bus.get_object(LOGIND, '/org/freedesktop/login1')
-            obj.EmitSignal(MANAGER, 'PrepareForSleep', 'b', [dbus.Boolean(going)],
-                           dbus_interface='org.freedesktop.DBus.Mock')
-        finally:
-            bus.close()
-
-    def stop(self):
-        for p in (self.mock, self.daemon):
-            if p:
-                procs.stop(p)
-        self.mock = self.daemon = None
-
 
 class Events:
     """io.keyctl.Watch followed on a thread: every event, for a look at the tokens it carried."""
@@ -168,14 +92,6 @@ def stopped_clean(d):
     said = [x for x in d.log().splitlines() if 'Sanitizer' in x or 'runtime error' in x]
     check(d.proc.returncode == 0 and not said, f'{d.label} stopped with exit 0 and no report',
           f'exit {d.proc.returncode}: {said[:5]}')
-
-
-def log_lines(d, text):
-    return [x for x in d.log().splitlines() if text in x]
-
-
-def wait_log(d, text, n=1, timeout=10):
-    return wait_until(lambda: len(log_lines(d, text)) >= n, timeout)
 
 
 def apdus_settled(card, quiet=1.5, timeout=30):

@@ -3,10 +3,11 @@
 and remembers the failures; wait_until() polls a condition with a deadline (a test waits for
 what it asserts, it never sleeps a fixed time and hopes); finish() prints the summary and exits.
 For the tests of the daemon on the bed: card_bed() (a virtual YubiKey holding a new key's
-subkeys), daemon_running() (a Keyctld started, stopped, its log shown on failure) and bed_main()
-(skip, cleanup, leftovers and summary as meson reads them). run_hint() runs a finding's hint
-as its user would, against a copy of the GnuPG home it was made for, and says whether it did
-what it says.
+subkeys), daemon_running() (a Keyctld started, stopped, its log shown on failure), bed_main()
+(skip, cleanup, leftovers and summary as meson reads them), SystemBus (a private system bus whose
+fake logind sends PrepareForSleep) and wait_log() (a line in a daemon's log). run_hint() runs a
+finding's hint as its user would, against a copy of the GnuPG home it was made for, and says
+whether it did what it says.
 """
 import contextlib
 import os
@@ -90,6 +91,99 @@ def daemon_running(d, survived='the daemon ran through it'):
         if failures:
             print('---- keyctld log (tail) ----')
             print(d.log()[-3000:])
+
+
+# ---- suspend and resume: logind on a private system bus ---------------------------------
+LOGIND = 'org.freedesktop.login1'
+MANAGER = 'org.freedesktop.login1.Manager'
+
+BUS_CONF = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+'''
+
+
+class SystemBus:
+    """A private bus configured as a system bus, with python-dbusmock's logind on it: keyctld
+    started with DBUS_SYSTEM_BUS_ADDRESS=bus.address follows its PrepareForSleep."""
+
+    def __init__(self):
+        self.daemon = self.mock = self.address = None
+
+    def start(self):
+        import subprocess
+        from keyctlbed import procs
+        if not os.path.exists('/usr/bin/dbus-daemon'):
+            raise procs.BedUnavailable('dbus-daemon not installed')
+        try:
+            import dbus  # noqa: F401
+            import dbusmock  # noqa: F401
+        except ImportError:
+            raise procs.BedUnavailable('python3-dbus or python3-dbusmock not installed')
+        d = procs.tmpdir('keyctl-sleep-bus-')
+        conf = os.path.join(d, 'system.conf')
+        with open(conf, 'w') as f:
+            f.write(BUS_CONF.format(path=os.path.join(d, 'system_bus_socket')))
+        self.daemon = procs.spawn('dbus-daemon-system', ['dbus-daemon', '--config-file', conf,
+                                                         '--nofork', '--print-address'],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.address = self.daemon.stdout.readline().strip()
+        if not self.address:
+            raise procs.BedUnavailable('the private system bus did not start')
+        self.mock = procs.spawn('logind-mock', [procs.PYTHON, '-m', 'dbusmock', '--template',
+                                                'logind'],
+                                env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        bus = self._bus()
+        try:
+            if not wait_until(lambda: bus.name_has_owner(LOGIND) or self.mock.poll() is not None,
+                              10) or not bus.name_has_owner(LOGIND):
+                raise procs.BedUnavailable('the logind mock did not appear on the bus')
+        finally:
+            bus.close()
+        return self
+
+    def _bus(self):
+        import dbus
+        return dbus.bus.BusConnection(self.address)
+
+    def prepare_for_sleep(self, going):
+        """What logind sends before a suspend (True) and after the resume (False)."""
+        import dbus
+        bus = self._bus()
+        try:
+            obj = bus.get_object(LOGIND, '/org/freedesktop/login1')
+            obj.EmitSignal(MANAGER, 'PrepareForSleep', 'b', [dbus.Boolean(going)],
+                           dbus_interface='org.freedesktop.DBus.Mock')
+        finally:
+            bus.close()
+
+    def stop(self):
+        from keyctlbed import procs
+        for p in (self.mock, self.daemon):
+            if p:
+                procs.stop(p)
+        self.mock = self.daemon = None
+
+
+def log_lines(d, text):
+    """The lines of d's log (a keyctld_proc.Keyctld) that contain text."""
+    return [x for x in d.log().splitlines() if text in x]
+
+
+def wait_log(d, text, n=1, timeout=10):
+    """Whether d's log holds n lines with text within timeout seconds."""
+    return wait_until(lambda: len(log_lines(d, text)) >= n, timeout)
 
 
 def bed_main(body):
