@@ -74,6 +74,10 @@ void rule_card_key_no_stub(struct ctx *x, const struct rule *r, const struct tok
 void rule_backup_token(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_token_advisory(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_pcsc_refused(struct ctx *x, const struct rule *r);
+/* audit-piv.c: a token's PIV certificates and CHUID. */
+void rule_piv_cert_expiring(struct ctx *x, const struct rule *r, const struct token *t);
+void rule_piv_cert_expired(struct ctx *x, const struct rule *r, const struct token *t);
+void rule_piv_chuid_expiring(struct ctx *x, const struct rule *r, const struct token *t);
 void rule_daemon_starting(struct ctx *x, const struct rule *r);
 
 /* audit-upstream.c: what the keyserver's copies say (CheckUpstream and the schedule). */

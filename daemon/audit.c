@@ -653,6 +653,9 @@ static const struct rule rules[] = {
 	{ "backup-token", .token = rule_backup_token },
 	{ "card-key-no-stub", .token = rule_card_key_no_stub },
 	{ "token-advisory", .token = rule_token_advisory },
+	{ "piv-cert-expiring", .token = rule_piv_cert_expiring },
+	{ "piv-cert-expired", .token = rule_piv_cert_expired },
+	{ "piv-chuid-expiring", .token = rule_piv_chuid_expiring },
 	{ "pcsc-refused", .daemon = rule_pcsc_refused },
 	{ "daemon-starting", .daemon = rule_daemon_starting },
 };

@@ -10,7 +10,8 @@
  * default-key-expired, default-key-missing, pin-retries-low, admin-pin-retries-low,
  * touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen, counter-went-down,
  * scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub, key-revoked-upstream,
- * key-stale-upstream, token-advisory; of the daemon itself: pcsc-refused, daemon-starting.
+ * key-stale-upstream, token-advisory, piv-cert-expiring, piv-cert-expired, piv-chuid-expiring;
+ * of the daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
 
@@ -98,6 +99,12 @@ struct audit_daemon {
 	const struct advisory *advisories;
 	size_t n_advisories;
 };
+
+/* The earlier of next (0: none) and the next moment a PIV finding of a token changes (a
+ * certificate or the CHUID crossing an [expiry] threshold or expiring): the expiry timer wakes
+ * then, as for a subkey. */
+int64_t audit_piv_next_change(const struct token *tokens, size_t n_tokens, const struct config *cfg,
+                              int64_t now, int64_t next);
 
 /* Runs every rule. keys should have levels (expiry_apply) and token_ids (audit_match) set.
  * daemon NULL: keys listed, nothing else known. *ret is a malloc'd array (NULL when n is 0);

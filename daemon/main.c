@@ -256,6 +256,7 @@ static int derive(struct model *m, void *userdata)
 	keys_mark_upstream(keys, n_keys, dmn.upstream, dmn.n_upstream);
 	audit_match(tokens, n_tokens, keys, n_keys);
 	next = expiry_apply(keys, n_keys, &d->cfg, now);
+	next = audit_piv_next_change(tokens, n_tokens, &d->cfg, now, next);
 	audit_ack_subkeys(keys, n_keys, ack_store_current());
 	mark_git_subkey(d->git_signing_key, keys, n_keys);
 	r = audit_run(tokens, n_tokens, keys, n_keys, &d->cfg, &dmn, now, &findings, &n_findings);

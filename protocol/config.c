@@ -346,10 +346,11 @@ static int parse_interval(const char *v, unsigned *ret)
 }
 
 /* An [upstream] switch: yes or no. */
-static int parse_yes_no(struct parse_ctx *x, const char *name, const char *value, bool *ret)
+static int parse_yes_no(struct parse_ctx *x, const char *section, const char *name,
+                        const char *value, bool *ret)
 {
 	if (!streq(value, "yes") && !streq(value, "no")) {
-		fail(x, "[upstream] %s: '%s' is not yes or no", name, value);
+		fail(x, "[%s] %s: '%s' is not yes or no", section, name, value);
 		return 0;
 	}
 	*ret = streq(value, "yes");
@@ -382,9 +383,9 @@ static int parse_upstream_key(struct parse_ctx *x, const char *name, const char 
 	if (streq(name, "relied-on"))
 		return parse_fprs(x, "[upstream] relied-on", value, c->relied_on, &c->n_relied_on);
 	if (streq(name, "relied-on-trusted"))
-		return parse_yes_no(x, name, value, &c->upstream_relied_trusted);
+		return parse_yes_no(x, "upstream", name, value, &c->upstream_relied_trusted);
 	if (streq(name, "wkd"))
-		return parse_yes_no(x, name, value, &c->upstream_wkd);
+		return parse_yes_no(x, "upstream", name, value, &c->upstream_wkd);
 	x->unknown = true;
 	add_warning(x, x->key, "%s:%u: unknown key [upstream] %s, ignoring", x->filename, x->line,
 	            name);
@@ -484,6 +485,8 @@ static int parse_key(struct parse_ctx *x, const char *section, const char *name,
 		return parse_upstream_key(x, name, value);
 	if (streq(section, "expiry") && streq(name, "thresholds"))
 		return parse_thresholds(x, value);
+	if (streq(section, "piv") && streq(name, "raise-self-signed"))
+		return parse_yes_no(x, section, name, value, &c->piv_raise_self_signed);
 	if (streq(section, "notify") && streq(name, "renewal-url")) {
 		if (*value && strncmp(value, "https://", 8) != 0 &&
 		    strncmp(value, "http://", 7) != 0) {

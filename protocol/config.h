@@ -75,6 +75,10 @@ struct config {
 	/* [notify] */
 	char renewal_url[URL_MAX];
 
+	/* [piv] raise-self-signed: a self-signed certificate's expiry counts as a CA-issued one's
+	 * (default: information only, audit-piv.c) */
+	bool piv_raise_self_signed;
+
 	/* [session] lock-on-removal: "" (off), CONFIG_LOCK_ANY_KNOWN, or one token's id */
 	char lock_on_removal[TOKEN_ID_MAX];
 
