@@ -15,8 +15,15 @@ bed touches it.
   card does not wait).
 - keyctld's probe costs no PIN: one VERIFY on the card per PIN typed.
 - Idle (3 s, nobody signing): no APDU on the card, keyctld's threads do not wake.
-On Debian 13 the keyring is a keyboxd home (GnuPG 2.4's default for a new one): the stubs are the
-same files there.
+- Suspend and resume (python-dbusmock's logind on a private system bus sends PrepareForSleep):
+  asleep, the card goes away as a USB token loses power, and gpg-agent and scdaemon end (PR #83
+  of max-baz/yubikey-touch-detector: "after suspend/resume, gpg-agent typically restarts");
+  resumed, the card back, the new agent asks the PIN again (1 s): nothing raised while asleep
+  nor while its pinentry runs, then UIF on raised and cleared as above. The misfire covered:
+  that detector's "No notifications after suspend" (#71), a gpgme context to the old agent
+  kept for the daemon's life (doc/touch.md, 2.2).
+On GnuPG >= 2.4 (Debian 13) the keyring is a keyboxd home (common.conf says use-keyboxd, as gpg
+2.4 writes it into a home it creates): the stubs are the same files there.
 
 Real pcscd + vpcd card, GnuPG's own gpg-agent and scdaemon (disable-ccid, pcsc-shared, as the bed
 sets them), keyctld polled through GetStatus every 20 ms.
@@ -29,7 +36,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import bed_main, check, task_switches, wait_until  # noqa: E402
+from testlib import (SystemBus, bed_main, check, task_switches, use_keyboxd,  # noqa: E402
+                     wait_log, wait_until)
 
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs, profiles  # noqa: E402
@@ -96,11 +104,16 @@ class Touch:
             kr.keytocard(self.key, slot)
         self.d = None
         self.rec = None
+        self.bus = None
         self.tid = "yubikey-" + SERIAL
 
     def start_keyctld(self):
-        self.d = Keyctld(dict(self.kr.env))
+        extra = {"DBUS_SYSTEM_BUS_ADDRESS": self.bus.address} if self.bus else None
+        self.d = Keyctld(dict(self.kr.env), extra_env=extra)
         check(self.d.start(args=("--log-level=debug",)), "keyctld started and answers")
+        if self.bus:
+            check(wait_log(self.d, "following suspend and resume"),
+                  "keyctld follows the fake logind's PrepareForSleep")
         t = self.d.wait(lambda s: next((x for x in s["tokens"] if x["id"] == self.tid
                                         and x.get("openpgp")), None), 30)
         check(t is not None, "keyctld reads the card")
@@ -226,6 +239,64 @@ class Touch:
               "the card holding the signature", self.rec.changes[-4:])
         self.card.touch()
         self.finish(p, "slow PIN")
+
+    def suspend(self):
+        """Across a suspend: the card loses power, the agent and scdaemon are restarted; after
+        the resume the first signature's wait is raised and cleared as before."""
+        if not self.bus:
+            print("SKIP suspend: no private system bus (python3-dbusmock missing)")
+            return
+        self.set_uif("on")
+        t_sleep = time.monotonic()
+        self.bus.prepare_for_sleep(True)
+        check(wait_log(self.d, "System goes to sleep"), "suspend: keyctld goes to sleep")
+        self.card.remove()
+        self.pcscd.wait_card(False)
+        self.kr.scdaemon_pid()  # adopted, so that stop() ends it by pid
+        self.kr.stop()
+        # A listing while asleep (a resume hook's gpg -K): a new agent opens every stub.
+        self.kr.gpg("--list-secret-keys", check=False)
+        self.card.insert()
+        self.pcscd.wait_card(True)
+        self.bus.prepare_for_sleep(False)
+        check(wait_log(self.d, "System resumed"), "resume: keyctld reads the tokens again")
+        back = self.d.wait(lambda s: any(t["id"] == self.tid and t["present"] and
+                                         t.get("openpgp") for t in s["tokens"]), 10)
+        check(back is not None, "resume: the card is back and read")
+        time.sleep(2.5)   # the probes of the resume's listing end first (see cached())
+        t0 = time.monotonic()
+        raised = [x for x in self.rec.since(t_sleep) if x[1]]
+        check(not raised, "suspend: nothing raised while asleep or on resume", raised)
+        # The card lost power: PW1 is asked again, typed in 1 s, to the new agent's pinentry.
+        self.pin.answer_next("slow:1.0")
+        p0 = len(self.pin.prompts())
+        p = self.sign()
+        check(self.holds(), "resumed: the card holds the signature for a touch")
+        t_hold = time.monotonic()
+        prompted = [x for x in self.pin.prompts()[p0:] if x["answer"] == "pin"]
+        early = [x for x in self.rec.since(t0) if x[1] and x[0] < t_hold - 0.2]
+        check(len(prompted) == 1 and not early,
+              f"resumed: nothing raised while the new agent's pinentry ran ({len(prompted)} "
+              "prompt)", [(round(x[0] - t0, 2), x[1]) for x in early])
+        up = wait_until(lambda: [x for x in self.rec.since(t0) if x[1]], 5, step=0.02)
+        check(up and up[0][0] - t_hold < 1.0,
+              "resumed: touch_pending within 1 s of the card holding the signature "
+              f"({(up[0][0] - t_hold) * 1000:.0f} ms)" if up else
+              "resumed: touch_pending seen", self.rec.changes[-4:])
+        if up:
+            tp = up[0][1]
+            check(tp.get("application") == "openpgp" and tp.get("slot") == "sig",
+                  f"resumed: the wait names the OpenPGP signing slot ({tp})")
+        time.sleep(0.3)
+        t_touch = time.monotonic()
+        self.card.touch()
+        down = wait_until(lambda: [x for x in self.rec.since(t_touch) if x[1] is None], 5,
+                          step=0.02)
+        check(down and down[0][0] - t_touch < 1.0,
+              f"resumed: touch_pending gone within 1 s of the touch "
+              f"({(down[0][0] - t_touch) * 1000:.0f} ms)" if down else
+              "resumed: touch_pending gone after the touch", self.rec.changes[-4:])
+        self.finish(p, "resumed")
 
     def touch_off(self, n=50):
         self.set_uif("off")
@@ -356,8 +427,19 @@ def bench(run, out):
 
 def body():
     with kb.Pcscd() as pcscd, kb.Keyring(pcscd) as kr:
+        keyboxd = use_keyboxd(kr.home)
         run = Touch(pcscd, kr)
+        if keyboxd:
+            check(os.path.exists(os.path.join(kr.home, "public-keys.d", "pubring.db")) and
+                  not os.path.exists(os.path.join(kr.home, "pubring.kbx")),
+                  "a keyboxd home: the keys are in public-keys.d/pubring.db")
+        only = os.environ.get("TOUCH_ONLY")
         try:
+            if not only or "suspend" in only.split(","):
+                try:
+                    run.bus = SystemBus().start()
+                except kb.BedUnavailable as e:
+                    print(f"no private system bus: {e}")
             run.start_keyctld()
             # The first signature asks the PIN (UIF off): the cases then start with PW1 valid.
             run.set_uif("off")
@@ -365,8 +447,7 @@ def body():
             run.card.phase("cases")
             p0 = len(run.pin.prompts())
             # cached first: the card's 15 s cache starts at a slot's last touch, any policy's.
-            cases = (run.touch_off, run.cached, run.touch_on, run.slow_pin)
-            only = os.environ.get("TOUCH_ONLY")
+            cases = (run.touch_off, run.cached, run.touch_on, run.slow_pin, run.suspend)
             for case in cases:
                 if only and case.__name__ not in only.split(","):
                     continue
@@ -390,6 +471,8 @@ def body():
                       log[-3000:])
                 if os.environ.get("TOUCH_LOG"):
                     print(log[-int(os.environ["TOUCH_LOG"]):])
+            if run.bus:
+                run.bus.stop()
 
 
 if __name__ == "__main__":

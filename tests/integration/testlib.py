@@ -5,9 +5,9 @@ what it asserts, it never sleeps a fixed time and hopes); finish() prints the su
 For the tests of the daemon on the bed: card_bed() (a virtual YubiKey holding a new key's
 subkeys), daemon_running() (a Keyctld started, stopped, its log shown on failure), bed_main()
 (skip, cleanup, leftovers and summary as meson reads them), SystemBus (a private system bus whose
-fake logind sends PrepareForSleep) and wait_log() (a line in a daemon's log). run_hint() runs a
-finding's hint as its user would, against a copy of the GnuPG home it was made for, and says
-whether it did what it says.
+fake logind sends PrepareForSleep), wait_log() (a line in a daemon's log) and use_keyboxd() (a
+keyboxd home on GnuPG >= 2.4). run_hint() runs a finding's hint as its user would, against a copy
+of the GnuPG home it was made for, and says whether it did what it says.
 """
 import contextlib
 import os
@@ -184,6 +184,19 @@ def log_lines(d, text):
 def wait_log(d, text, n=1, timeout=10):
     """Whether d's log holds n lines with text within timeout seconds."""
     return wait_until(lambda: len(log_lines(d, text)) >= n, timeout)
+
+
+def use_keyboxd(home):
+    """Makes home, before any key goes in, a keyboxd home where this GnuPG has keyboxd (>= 2.4):
+    common.conf says use-keyboxd, as gpg 2.4 writes it into a home it creates (the bed makes its
+    homes itself). Returns whether it did."""
+    import subprocess
+    r = subprocess.run(['gpgconf', '--list-components'], capture_output=True, text=True)
+    if not any(line.startswith('keyboxd:') for line in r.stdout.splitlines()):
+        return False
+    with open(os.path.join(home, 'common.conf'), 'w') as f:
+        f.write('use-keyboxd\n')
+    return True
 
 
 def bed_main(body):
