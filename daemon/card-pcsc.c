@@ -2,7 +2,8 @@
 /*
  * One card read over PC/SC, for watch-pcsc.c: SCardConnect(SHARED, T0|T1), one
  * SCardBeginTransaction around the whole read (a few milliseconds), card_read_openpgp() over
- * SCardTransmit, then End/Disconnect with SCARD_LEAVE_CARD. Never SCARD_RESET_CARD or
+ * SCardTransmit and, when asked (a card no other program uses), card_read_piv() in the same
+ * transaction, then End/Disconnect with SCARD_LEAVE_CARD. Never SCARD_RESET_CARD or
  * SCARD_UNPOWER_CARD: a reset throws away the OpenPGP application scdaemon has selected and its
  * next command fails once. A read runs on its own short-lived thread with its own context: a card
  * that never answers makes SCardTransmit block without end (vpcd and many readers have no
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "card-openpgp.h"
+#include "card-piv.h"
 #include "card-pcsc.h"
 #include "log.h"
 #include "worker-job.h"
@@ -152,6 +154,9 @@ struct card_pcsc_read {
 	uint64_t last_progress;
 	uint16_t last_sw;
 	struct openpgp_card card;
+	bool want_piv; /* read the PIV application too, in the same transaction */
+	struct piv_app piv;
+	uint64_t piv_usec; /* how long the PIV read held the transaction */
 };
 
 static int job_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
@@ -197,6 +202,18 @@ static int job_read_locked(struct card_pcsc_read *j, const struct card_transport
 
 	pthread_mutex_lock(&j->base.lock);
 	r = card_read_openpgp(t, &j->card);
+	if (j->want_piv && (r >= 0 || r == -ENOENT)) {
+		uint64_t start = worker_job_now_usec();
+		/* After the OpenPGP read, inside the same transaction: no other program can find
+		 * PIV selected. OpenPGP is selected again when the card has it (r >= 0). */
+		int q = card_read_piv(t, r >= 0, &j->piv);
+
+		j->piv_usec = worker_job_now_usec() - start;
+		if (q < 0) {
+			j->piv.state = PIV_READ_ERROR;
+			card_pcsc_error_text(q, j->last_sw, j->piv.error, sizeof(j->piv.error));
+		}
+	}
 	pthread_mutex_unlock(&j->base.lock);
 	return r;
 }
@@ -254,7 +271,8 @@ static int job_run(struct worker_job *base)
 }
 
 int card_pcsc_read(const char *reader, bool (*stopping)(void *), void *userdata,
-                   struct openpgp_card *ret, uint16_t *ret_sw, struct card_pcsc_read **ret_stuck)
+                   struct openpgp_card *ret, struct piv_app *ret_piv, uint16_t *ret_sw,
+                   struct card_pcsc_read **ret_stuck)
 {
 	struct card_pcsc_read *j = calloc(1, sizeof(*j));
 	uint64_t start = worker_job_now_usec();
@@ -265,6 +283,7 @@ int card_pcsc_read(const char *reader, bool (*stopping)(void *), void *userdata,
 		return -ENOMEM;
 	strcpy_trunc(j->reader, sizeof(j->reader), reader);
 	j->last_progress = start;
+	j->want_piv = ret_piv != NULL;
 	r = worker_job_start(&j->base, job_run);
 	if (r < 0)
 		return r;
@@ -288,6 +307,12 @@ int card_pcsc_read(const char *reader, bool (*stopping)(void *), void *userdata,
 		(void)worker_job_wait_locked(&j->base, now + WAIT_SLICE_USEC);
 	}
 	memcpy(ret, &j->card, sizeof(*ret));
+	if (ret_piv) {
+		memcpy(ret_piv, &j->piv, sizeof(*ret_piv));
+		if (j->piv.state != PIV_READ_NONE)
+			log_debug("PC/SC: the PIV read of %s took %llu us", j->reader,
+			          (unsigned long long)j->piv_usec);
+	}
 	*ret_sw = j->last_sw;
 	r = done ? j->base.r : -ETIMEDOUT;
 	pthread_mutex_unlock(&j->base.lock);

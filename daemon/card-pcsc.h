@@ -30,10 +30,12 @@ struct card_pcsc_read;
  * READ_SILENCE_USEC without an answer or 30 s in all. Returns the read's result (0, -ENOENT no
  * OpenPGP application, -errno), or -ETIMEDOUT when the card stopped answering: the job is then
  * left to end on its own and *ret_stuck set. *ret holds what was read, *ret_sw the last status
- * word.
+ * word. With ret_piv, the PIV application is read too, in the same transaction, and OpenPGP
+ * selected again (card-piv.h); its errors stay in *ret_piv, the result is the OpenPGP read's.
  */
 int card_pcsc_read(const char *reader, bool (*stopping)(void *), void *userdata,
-                   struct openpgp_card *ret, uint16_t *ret_sw, struct card_pcsc_read **ret_stuck);
+                   struct openpgp_card *ret, struct piv_app *ret_piv, uint16_t *ret_sw,
+                   struct card_pcsc_read **ret_stuck);
 bool card_pcsc_read_finished(struct card_pcsc_read *j);
 void card_pcsc_read_unref(struct card_pcsc_read *j);
 

@@ -58,6 +58,7 @@ void token_merge(const struct sighting *usb, const struct sighting *pcsc, struct
 			ret->has_openpgp = p->has_openpgp;
 			memcpy(&ret->openpgp, &p->openpgp, sizeof(ret->openpgp));
 			ret->read_path = p->read_path;
+			memcpy(&ret->piv, &p->piv, sizeof(ret->piv));
 			/* Only a YubiKey's USB serial is its card's serial; other makers' USB
 			 * serials are not, and the card's is the one GnuPG and people use. */
 			if (!*ret->serial || (ret->kind != TOKEN_KIND_YUBIKEY && *p->serial)) {
@@ -87,6 +88,13 @@ void token_merge(const struct sighting *usb, const struct sighting *pcsc, struct
 	else
 		snprintf(ret->id, sizeof(ret->id), "%s-%c%08x", token_kind_to_string(ret->kind),
 		         any->src == SIGHTING_USB ? 'u' : 'r', hash_string(any->handle));
+}
+
+void piv_keep(const struct piv_app *old, struct piv_app *t)
+{
+	if ((t->state == PIV_READ_NONE || t->state == PIV_READ_IN_USE) &&
+	    (old->state == PIV_READ_OK || old->state == PIV_READ_ERROR))
+		memcpy(t, old, sizeof(*t));
 }
 
 /* Pairs each USB sighting with the PC/SC sighting of the same token: same kind and serial, or,

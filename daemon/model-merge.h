@@ -25,5 +25,9 @@ struct sighting {
 /* Pairs each USB sighting with the PC/SC sighting of the same token; partner[i] (n entries) is
  * the index of i's partner, -1 when none. A paired USB sighting learns its card's serial. */
 void sightings_pair(struct sighting *sightings, size_t n, ssize_t *partner);
+/* A PC/SC sighting of the same card again: the PIV application is read only at insertion
+ * (watch-pcsc-worker.c), so a later read that did not ask (none) or found the card in use keeps
+ * what the last read found, in *t. */
+void piv_keep(const struct piv_app *old, struct piv_app *t);
 /* Merges one USB and/or one PC/SC sighting (either may be NULL, not both) into *ret. */
 void token_merge(const struct sighting *usb, const struct sighting *pcsc, struct token *ret);

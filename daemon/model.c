@@ -395,6 +395,7 @@ int model_sighting_put(struct model *m, enum sighting_source src, const char *ha
 {
 	ssize_t i = sighting_index(m, src, handle);
 	char card_serial[SERIAL_MAX] = "";
+	_cleanup_(freep) struct piv_app *piv = NULL;
 	int r;
 
 	m->generation++;
@@ -406,6 +407,9 @@ int model_sighting_put(struct model *m, enum sighting_source src, const char *ha
 	} else if (streq(m->sightings[i].t.serial, t->serial)) {
 		/* The same device (a change event): it still holds the same card. */
 		memcpy(card_serial, m->sightings[i].card_serial, sizeof(card_serial));
+		piv = malloc(sizeof(*piv));
+		if (piv)
+			memcpy(piv, &m->sightings[i].t.piv, sizeof(*piv));
 	}
 	memset(&m->sightings[i], 0, sizeof(struct sighting));
 	memcpy(m->sightings[i].card_serial, card_serial, sizeof(card_serial));
@@ -416,6 +420,8 @@ int model_sighting_put(struct model *m, enum sighting_source src, const char *ha
 		return r;
 	}
 	memcpy(&m->sightings[i].t, t, sizeof(*t));
+	if (piv)
+		piv_keep(piv, &m->sightings[i].t.piv);
 
 	r = tokens_rebuild(m, now);
 	if (r < 0)

@@ -124,14 +124,35 @@ static void probe_scdaemon(struct pcsc_watch *w, const char *reader, struct toke
 		log_debug("PC/SC: asking scdaemon about %s: %s", reader, err);
 }
 
+/*
+ * The PIV application is read only at insertion and only while no other program has the card
+ * (neither INUSE nor EXCLUSIVE): selecting PIV and OpenPGP again costs a program that verified a
+ * PIN its login (FIELD-NOTES: OpenSC#1230, go-piv#48; scdaemon re-asks the PIN), and a card just
+ * inserted has no login to lose. Then piv points at where the read goes; else NULL, and t->piv
+ * says "in use" at insertion, or stays unset ("not asked": the model keeps the last read).
+ */
+static struct piv_app *piv_wanted(DWORD ev, bool inserted, struct token *t)
+{
+	if (!inserted)
+		return NULL;
+	if (ev & (SCARD_STATE_INUSE | SCARD_STATE_EXCLUSIVE)) {
+		t->piv.state = PIV_READ_IN_USE;
+		snprintf(t->piv.error, sizeof(t->piv.error), "PIV not read: the card is in use");
+		return NULL;
+	}
+	return &t->piv;
+}
+
 /* Reads the card in s into t: its data, or the error that stopped the read. Returns 0 when t is
  * to be reported, -EAGAIN when there is nothing to say (pcscd or the card went away before
- * anything was read: the next state change says so). */
-static int read_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, struct token *t)
+ * anything was read: the next state change says so). inserted: a card new in the reader. */
+static int read_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, bool inserted,
+                     struct token *t)
 {
 	_cleanup_(freep) struct openpgp_card *card = calloc(1, sizeof(*card));
 	bool exclusive = ev & SCARD_STATE_EXCLUSIVE;
 	bool scd_first = exclusive || ((ev & SCARD_STATE_INUSE) && scd_agent_running(w->gnupghome));
+	struct piv_app *piv = piv_wanted(ev, inserted, t);
 	char scd_err[ERROR_TEXT_MAX - 32] = "";
 	uint16_t sw = 0;
 	int r = -EBUSY;
@@ -147,7 +168,7 @@ static int read_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, stru
 	}
 
 	if (!scd_first) {
-		r = card_pcsc_read(s->name, stopping, w, card, &sw, &s->stuck);
+		r = card_pcsc_read(s->name, stopping, w, card, piv, &sw, &s->stuck);
 		if (r == -ESHUTDOWN || pcsc_watch_is_stopping(w))
 			return -EAGAIN; /* pcscd went away: the next wait says so */
 		if (r == -ENODEV && !card->aid[0])
@@ -165,7 +186,7 @@ static int read_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, stru
 		} else if (!exclusive && scd_first) {
 			/* Shared use and scdaemon could not help: read ourselves. */
 			memset(card, 0, sizeof(*card));
-			r = card_pcsc_read(s->name, stopping, w, card, &sw, &s->stuck);
+			r = card_pcsc_read(s->name, stopping, w, card, NULL, &sw, &s->stuck);
 			if (r == -ESHUTDOWN || pcsc_watch_is_stopping(w))
 				return -EAGAIN;
 			if (r >= 0 || r == -ENOENT)
@@ -210,11 +231,12 @@ static int64_t awake_gen(struct pcsc_watch *w)
 }
 
 /* gen: awake_gen() when the read was decided. */
-static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, int64_t gen)
+static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, bool inserted,
+                        int64_t gen)
 {
 	_cleanup_(freep) struct token *t = calloc(1, sizeof(*t));
 
-	if (!t || read_card(w, s, ev, t) < 0)
+	if (!t || read_card(w, s, ev, inserted, t) < 0)
 		return;
 	if (awake_gen(w) != gen) {
 		/* The system slept during the read: what it says (the card gone, the reader reset)
@@ -232,6 +254,7 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, i
 static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, bool rescan)
 {
 	unsigned counter = (unsigned)(ev >> 16);
+	bool inserted;
 	int64_t gen;
 
 	if ((ev & (SCARD_STATE_UNKNOWN | SCARD_STATE_UNAVAILABLE | SCARD_STATE_IGNORE)) ||
@@ -259,9 +282,10 @@ static void handle_state(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, 
 		card_pcsc_read_unref(s->stuck);
 		s->stuck = NULL;
 	}
+	inserted = !s->have_read || s->counter != counter;
 	s->counter = counter;
 	s->have_read = true;
-	report_card(w, s, ev, gen);
+	report_card(w, s, ev, inserted, gen);
 }
 
 /* Lists the readers; keeps the state of readers seen before, reports vanished ones as gone. */
