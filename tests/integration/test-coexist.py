@@ -34,8 +34,10 @@ Authenticator's polling did, yubioath-flutter#617) must fail the same comparison
 asserts that it does, so that it is known to be able to fail.
 
 Environment: COEXIST_STRICT_P99=1 (the p99 bound fails the test; otherwise it is printed, see
-STRICT_P99 below); COEXIST_PER_KIND (operations per kind and run, default 25: 300 per side and
-mode); COEXIST_MODES=exclusive,... (only those); COEXIST_UDEV=1; COEXIST_CARELESS=1 (the
+STRICT_P99 below); COEXIST_PER_KIND (operations per kind and run, default 17: 204 per side and
+mode; tools/bench runs 25); COEXIST_MODES=exclusive,... (only those); COEXIST_PART=1 or 2, or
+that as the first argument (the first mode only, or the second and the negative control: the
+suite's two tests); COEXIST_UDEV=1; COEXIST_CARELESS=1 (the
 careless peer in keyctld's runs too: the whole test fails); COEXIST_PEERS=1 (issue 33, item 4:
 per mode one run beside each program a user runs instead, ykman openpgp info, gpg
 --card-status from a second GnuPG home, pcsc_scan, openpgp-tool; printed, not asserted;
@@ -80,10 +82,16 @@ from testlib import bed_main, check, wait_until  # noqa: E402
 import coexist_workload as cw  # noqa: E402
 
 KEYCTL_STATUS = os.environ.get("KEYCTL_STATUS", "")
-PER_KIND = int(os.environ.get("COEXIST_PER_KIND", "25"))
+# 17: 68 operations a run, 204 a side and mode (issue 33 asks for at least 200; each of the
+# day's six kinds of event comes in every run).
+PER_KIND = int(os.environ.get("COEXIST_PER_KIND", "17"))
 CARELESS_EVERYWHERE = os.environ.get("COEXIST_CARELESS") == "1"
 PEERS_ASKED = os.environ.get("COEXIST_PEERS") == "1"
 MODES_ASKED = [x for x in os.environ.get("COEXIST_MODES", "").split(",") if x]
+# The suite runs the two modes as two tests side by side (the longest test of each leg was this
+# one, both modes in turn): part 1 the first mode, 2 the second and the negative control (the
+# first argument, else COEXIST_PART).
+PART = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("COEXIST_PART", "")
 SERIAL, SECOND = "87654321", "11223344"
 # Operations between two events of the day: 9, so that each kind of operation comes right
 # after each kind of event in turn (the events go round 6 kinds, the operations 4).
@@ -540,11 +548,15 @@ def body():
             kr.create_key(uid="Bob Second <bob@example.org>"), serial=SECOND))
         day = Day(bed, second, usb)
         figures = {"per_kind": PER_KIND, "modes": {}}
-        for mode in [m for m in cw.modes() if m in MODES_ASKED or not MODES_ASKED]:
+        modes = [m for m in cw.modes() if m in MODES_ASKED or not MODES_ASKED]
+        if PART:
+            modes = [cw.modes()[int(PART) - 1]]
+        for mode in modes:
             t = time.monotonic()
             run_mode(bed, day, mode, figures["modes"])
             print(f"     {mode}: {time.monotonic() - t:.1f} s", flush=True)
-        negative_control(bed, day, figures)
+        if PART != "1":
+            negative_control(bed, day, figures)
         figures["events"] = day.done
         figures["event_max_s"] = {k: round(v, 2) for k, v in day.took.items()}
         figures["seconds"] = round(time.monotonic() - t0, 1)
