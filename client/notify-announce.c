@@ -78,14 +78,19 @@ static bool finding_is_expiry(const struct finding *f)
 	       streq(f->rule, "expired-key-on-card");
 }
 
+/* A finding that names no subkey but a key field and a token (token-advisory's advisory,
+ * piv-cert-expiring's slot) is about that token: "finding/piv-cert-expiring/9a@yubikey-12345678",
+ * or the same slot of two tokens would be announced once. */
 void announce_finding_id(char *buf, size_t size, const struct finding *f)
 {
 	const char *subject = !isempty(f->subkey)  ? f->subkey
 	                      : !isempty(f->key)   ? f->key
 	                      : !isempty(f->token) ? f->token
 	                                           : "-";
+	bool at_token = isempty(f->subkey) && !isempty(f->key) && !isempty(f->token);
 
-	snprintf(buf, size, "finding/%s/%s", f->rule, subject);
+	snprintf(buf, size, "finding/%s/%s%s%s", f->rule, subject, at_token ? "@" : "",
+	         at_token ? f->token : "");
 	for (char *c = buf; *c; c++)
 		if (!notify_state_id_valid((char[]){ *c, 0 }))
 			*c = '_';

@@ -260,6 +260,10 @@ void notify_text_finding(const struct finding *f, const struct key *key, const s
 	if (key)
 		append(ret->body, sizeof(ret->body), "Key: %s (%s)\n", key_name(key),
 		       notify_text_short_fpr(key->fingerprint));
+	else if (strncmp(f->rule, "piv-", 4) == 0)
+		/* audit-piv.c: the key field holds the slot ("9a"), or "chuid" */
+		append(ret->body, sizeof(ret->body), "PIV %s: %s\n",
+		       streq(f->key, "chuid") ? "object" : "slot", f->key);
 	else if (!isempty(f->key))
 		append(ret->body, sizeof(ret->body), "Key: %s\n", notify_text_short_fpr(f->key));
 	if (!isempty(f->subkey) && (!key || !streq(f->subkey, key->fingerprint)))

@@ -126,6 +126,57 @@ static void touch_family(FILE *out, const struct token *tokens, size_t n_tokens)
 	}
 }
 
+static bool piv_cert_listed(const struct piv_cert *c)
+{
+	return isempty(c->error) && c->not_after > 0;
+}
+
+/* The PIV certificates' not-after dates, as Unix timestamps (blackbox_exporter's
+ * probe_ssl_earliest_cert_expiry is one too: an alert subtracts time()), one per certificate read
+ * whole, kept for an absent token as its findings are. Written only when some token has one, as
+ * are the CHUIDs' expiries: a keyring without PIV reads as before. */
+static void piv_certs_family(FILE *out, const struct token *tokens, size_t n_tokens)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n_tokens; i++)
+		for (size_t j = 0; j < tokens[i].piv.n_certs && j < PIV_CERTS_MAX; j++) {
+			const struct piv_cert *c = &tokens[i].piv.certs[j];
+
+			if (!piv_cert_listed(c))
+				continue;
+			if (!any)
+				family(out, "keyctl_piv_cert_expiry_seconds", "gauge",
+				       "When the PIV certificate in the slot expires (Unix time); "
+				       "self_signed: a placeholder whose dates ssh and age agents "
+				       "ignore.");
+			any = true;
+			fputs("keyctl_piv_cert_expiry_seconds{token=", out);
+			prometheus_put_label_value(out, tokens[i].id);
+			fputs(",slot=", out);
+			prometheus_put_label_value(out, c->slot);
+			fprintf(out, ",self_signed=\"%s\"} %" PRId64 "\n",
+			        c->self_signed ? "true" : "false", c->not_after);
+		}
+}
+
+static void piv_chuid_family(FILE *out, const struct token *tokens, size_t n_tokens)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n_tokens; i++) {
+		if (tokens[i].piv.chuid_expiry <= 0)
+			continue;
+		if (!any)
+			family(out, "keyctl_piv_chuid_expiry_seconds", "gauge",
+			       "When the PIV card identifier (CHUID) expires (Unix time).");
+		any = true;
+		fputs("keyctl_piv_chuid_expiry_seconds{token=", out);
+		prometheus_put_label_value(out, tokens[i].id);
+		fprintf(out, "} %" PRId64 "\n", tokens[i].piv.chuid_expiry);
+	}
+}
+
 static bool subkey_listed(const struct key *k, const struct subkey *s)
 {
 	return !k->revoked && !k->disabled && !s->revoked && !s->disabled;
@@ -232,6 +283,8 @@ int prometheus_render(FILE *out, const struct daemon_info *d, const struct token
 				fprintf(out, " %u\n", tokens[i].openpgp.pin_retries[p]);
 			}
 		touch_family(out, tokens, n_tokens);
+		piv_certs_family(out, tokens, n_tokens);
+		piv_chuid_family(out, tokens, n_tokens);
 	}
 
 	family(out, "keyctl_subkey_expiry_timestamp_seconds", "gauge",

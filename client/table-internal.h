@@ -34,5 +34,8 @@ struct ctx {
 /* text in colour sgr when c->color, else plain. */
 void table_put_colored(const struct ctx *c, const char *sgr, const char *text);
 const char *table_level_name(enum level l);
+/* table-piv.c: a token's PIV certificates and CHUID, or why they were not read; nothing for a
+ * token without PIV. */
+void table_render_piv(const struct ctx *c, const struct token *t);
 /* The width findings wrap to (COLUMNS, the terminal's, or 80 when out is no terminal). */
 size_t table_out_width(FILE *out);

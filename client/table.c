@@ -353,6 +353,7 @@ static void render_token(const struct ctx *c, const struct token *t)
 		          t->usb_interfaces && !(t->usb_interfaces & USB_IFACE_CCID)
 		                  ? "not readable: the CCID interface is disabled"
 		                  : "not read");
+		table_render_piv(c, t);
 		return;
 	}
 
@@ -387,6 +388,7 @@ static void render_token(const struct ctx *c, const struct token *t)
 	snprintf(buf, sizeof(buf), "%" PRIu32 "%s", o->signature_counter,
 	         t->counter_went_down ? " (lower than last seen: was the card reset?)" : "");
 	put_field(c, "signatures", t->counter_went_down ? SGR_RED : NULL, buf);
+	table_render_piv(c, t);
 }
 
 static void render_tokens(const struct ctx *c)
