@@ -138,6 +138,20 @@ static int tbs_slice(const uint8_t *der, size_t n, gnutls_datum_t *ret)
 
 /* Issuer equals subject, and the certificate's own key verifies its signature. Old placeholders
  * are signed with SHA-1: allowed here, since the question is who signed, not how well. */
+/* The length of the DER item at der (header and value), or n when it is not one. */
+static size_t der_length(const uint8_t *der, size_t n)
+{
+	struct tlv_cursor c;
+	const uint8_t *v;
+	size_t len;
+	uint32_t tag;
+
+	tlv_init(&c, der, n);
+	if (tlv_next(&c, &tag, &v, &len) <= 0)
+		return n;
+	return (size_t)(v - der) + len;
+}
+
 static bool self_signed(gnutls_x509_crt_t crt, const uint8_t *der, size_t n)
 {
 	_cleanup_(pubkey_deinitp) gnutls_pubkey_t pub = NULL;
@@ -171,6 +185,8 @@ int piv_cert_parse(const uint8_t *der, size_t n, struct piv_cert *c)
 
 	if (n > UINT32_MAX || gnutls_x509_crt_init(&crt) < 0)
 		return -ENOMEM;
+	/* Some tools pad the 70 object after the certificate: GnuTLS gets the certificate only. */
+	in.size = (unsigned)der_length(der, n);
 	r = gnutls_x509_crt_import(crt, &in, GNUTLS_X509_FMT_DER);
 	if (r < 0) {
 		snprintf(c->error, sizeof(c->error), "not a certificate: %s", gnutls_strerror(r));

@@ -6,9 +6,12 @@
  * argv[1] "real" reads tests/data/piv (public recordings of real YubiKeys), "synthetic" its
  * synthetic/ folder, and a path reads that one file (KEYCTL_PIV_DUMP: a dump kept elsewhere).
  *
- * A command is the file's when CLA INS P1 P2 and the data agree; what the file lacks is answered
+ * A command is the file's when CLA INS P1 P2 and the data agree (a SELECT also when one AID is
+ * the other's beginning: a card selects by a truncated AID); what the file lacks is answered
  * 6A82 (not found: an empty slot) and listed. A recorded answer longer than a short APDU carries
- * is served as a card serves it: 256 bytes and 61xx, then GET RESPONSE.
+ * is served as a card serves it: 256 bytes and 61xx, then GET RESPONSE; where the file records
+ * the pieces (an answer ending in 61xx, then `> 00 C0 ...` pairs), GET RESPONSE takes them in
+ * their order.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +40,7 @@ struct piv_dump {
 	bool have_source;
 	const struct pair *serving;
 	size_t served;
+	size_t next; /* the pair after the one being served: a recorded GET RESPONSE may follow */
 	unsigned unrecorded;
 };
 
@@ -142,6 +146,25 @@ static int serve(struct piv_dump *d, uint8_t *resp, size_t *resp_len)
 	return 0;
 }
 
+static bool same_command(const struct pair *p, const uint8_t *key, size_t k)
+{
+	size_t m = MIN(p->key_len, k);
+
+	if (p->key_len == k && memcmp(p->key, key, k) == 0)
+		return true;
+	/* SELECT by AID: the same application when one AID begins the other. */
+	return key[1] == 0xa4 && p->key_len >= 9 && k >= 9 && memcmp(p->key, key, 4) == 0 &&
+	       memcmp(p->key + 4, key + 4, m - 4) == 0;
+}
+
+static int start_serving(struct piv_dump *d, size_t i, uint8_t *resp, size_t *resp_len)
+{
+	d->serving = &d->pairs[i];
+	d->served = 0;
+	d->next = i + 1;
+	return serve(d, resp, resp_len);
+}
+
 static int dump_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t *resp,
                          size_t *resp_len)
 {
@@ -149,15 +172,17 @@ static int dump_transmit(void *userdata, const uint8_t *apdu, size_t n, uint8_t 
 	uint8_t key[CARD_APDU_MAX];
 	size_t k = command_key(apdu, n, key);
 
-	if (apdu[1] == 0xc0 && d->serving)
-		return serve(d, resp, resp_len);
+	if (apdu[1] == 0xc0 && d->serving) {
+		if (d->served < d->serving->resp_len - 2)
+			return serve(d, resp, resp_len);
+		/* The recorded answer ended in 61xx: its recorded GET RESPONSE comes next. */
+		if (d->next < d->n_pairs && d->pairs[d->next].key[1] == 0xc0)
+			return start_serving(d, d->next, resp, resp_len);
+	}
 	d->serving = NULL;
 	for (size_t i = 0; i < d->n_pairs; i++)
-		if (d->pairs[i].key_len == k && memcmp(d->pairs[i].key, key, k) == 0) {
-			d->serving = &d->pairs[i];
-			d->served = 0;
-			return serve(d, resp, resp_len);
-		}
+		if (d->pairs[i].key[1] != 0xc0 && same_command(&d->pairs[i], key, k))
+			return start_serving(d, i, resp, resp_len);
 	d->unrecorded++;
 	resp[0] = 0x6a;
 	resp[1] = 0x82;

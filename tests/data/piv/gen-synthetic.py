@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Writes tests/data/piv/synthetic/*.piv: made-up PIV answers for what no public recording shows
 (a compressed certificate, a year-0000 date, garbage, a bomb), in FORMAT.md's format. Fixed dates
-and EC keys; the RSA key is new each run, so run it again only to change the files."""
+and EC keys; the RSA key is new each run, so run it again only to change the files.
+`gen-synthetic.py chained` writes only chained.piv, from edge-cases.piv."""
 import datetime
 import gzip
 import os
@@ -52,7 +53,40 @@ def get_data(obj):
     return "> 00 CB 3F FF 05 5C 03 5F C1 %02X 00" % obj
 
 
+def chained(edge_lines):
+    """chained.piv: edge-cases.piv's 9A certificate as a card hands it out in 61xx pieces, each
+    recorded as its own pair (as traces show them), padded with 00 after the DER inside 70."""
+    i = edge_lines.index(get_data(0x05))
+    obj = bytes.fromhex(edge_lines[i + 1][2:].replace(" ", ""))[:-2]
+    der_len = int.from_bytes(obj[6:8], "big")
+    der = obj[8:8 + der_len]
+    padded = tlv(0x53, tlv(0x70, der + bytes(8)) + tlv(0x71, b"\0") + tlv(0xFE, b""))
+    lines = [
+        "# Made up by gen-synthetic.py from edge-cases.piv's 9A: an answer recorded in pieces.",
+        "@ synthetic the 61xx / GET RESPONSE pieces recorded one by one, and 00 padding after "
+        "the certificate inside 70",
+        "@ device made up", "@ family other",
+        "> 00 A4 04 00 09 A0 00 00 03 08 00 00 10 00 00",
+        "< 61 11 4F 06 00 00 10 00 01 00 79 07 4F 05 A0 00 00 03 08 90 00",
+    ]
+    rest, cmd = padded, get_data(0x05)
+    while rest:
+        piece, rest = rest[:256], rest[256:]
+        sw = "61 %02X" % min(len(rest), 255) if rest else "90 00"
+        lines += [cmd, "< " + hexs(piece) + " " + sw]
+        cmd = "> 00 C0 00 00 00"
+    lines += ["= state read", "= slots 9a", "= 9a.subject CN=SSH key", "= 9a.self_signed yes",
+              "# 2026-12-01T10:00:00Z", "= 9a.not_after 1796119200", "= 9a.algorithm nistp256"]
+    return lines
+
+
 def main():
+    if sys.argv[1:] == ["chained"]:
+        with open(os.path.join(OUT, "edge-cases.piv")) as f:
+            edge = f.read().split("\n")
+        with open(os.path.join(OUT, "chained.piv"), "w") as f:
+            f.write("\n".join(chained(edge)) + "\n")
+        return 0
     # EC keys derived from fixed numbers, never used for anything but these files.
     p256 = ec.derive_private_key(0x5EED1, ec.SECP256R1())
     ca_key = ec.derive_private_key(0x5EED2, ec.SECP384R1())
