@@ -21,38 +21,19 @@
 
 #define FIELDS 13
 
-struct field {
-	const uint8_t *p;
-	size_t n;
-};
-
 void certified_scan_init(struct certified_scan *s, const char (*own)[FPR_HEX_MAX], size_t n_own,
                          int64_t now, bool verified_only)
 {
 	memset(s, 0, sizeof(*s));
+	colon_lines_init(&s->lines, s->line, sizeof(s->line));
 	s->own = own;
 	s->n_own = MIN(n_own, (size_t)CERTIFIED_OWN_MAX);
 	s->now = now;
 	s->verified_only = verified_only;
 }
 
-static bool field_is(struct field f, const char *s)
-{
-	return f.n == strlen(s) && memcmp(f.p, s, f.n) == 0;
-}
-
-static bool field_hex(struct field f, size_t len)
-{
-	if (f.n != len)
-		return false;
-	for (size_t i = 0; i < f.n; i++)
-		if (!isxdigit(f.p[i]))
-			return false;
-	return true;
-}
-
 /* Seconds since the epoch; 0 for an empty field, -1 for anything else. */
-static int64_t field_time(struct field f)
+static int64_t field_time(struct colon_field f)
 {
 	int64_t v = 0;
 
@@ -74,11 +55,12 @@ static const char *fpr_keyid(const char *fpr)
 	return n == 40 ? fpr + 24 : fpr;
 }
 
-static bool issuer_own(const struct certified_scan *s, struct field keyid, struct field fpr)
+static bool issuer_own(const struct certified_scan *s, struct colon_field keyid,
+                       struct colon_field fpr)
 {
-	bool by_fpr = field_hex(fpr, 40) || field_hex(fpr, 64);
+	bool by_fpr = colon_field_hex(fpr, 40) || colon_field_hex(fpr, 64);
 
-	if (!by_fpr && !field_hex(keyid, 16))
+	if (!by_fpr && !colon_field_hex(keyid, 16))
 		return false;
 	for (size_t i = 0; i < s->n_own; i++) {
 		if (by_fpr ? strlen(s->own[i]) == fpr.n &&
@@ -136,7 +118,7 @@ static void key_close(struct certified_scan *s)
 
 /* A sig or rev record inside a user id: f[1] validity, f[4] issuer key id, f[5] created,
  * f[6] expires, f[10] class, f[12] issuer fingerprint (0-based). */
-static void uid_sig(struct certified_scan *s, const struct field *f, bool rev)
+static void uid_sig(struct certified_scan *s, const struct colon_field *f, bool rev)
 {
 	int64_t created = field_time(f[5]), expires = field_time(f[6]);
 
@@ -145,9 +127,9 @@ static void uid_sig(struct certified_scan *s, const struct field *f, bool rev)
 	if (rev ? !(f[10].p[0] == '3' && f[10].p[1] == '0')
 	        : !(f[10].p[0] == '1' && f[10].p[1] >= '0' && f[10].p[1] <= '3'))
 		return;
-	if (s->verified_only && !field_is(f[1], "!"))
+	if (s->verified_only && !colon_field_is(f[1], "!"))
 		return;
-	if (field_hex(f[4], 16) && *s->key_id &&
+	if (colon_field_hex(f[4], 16) && *s->key_id &&
 	    strncasecmp(s->key_id, (const char *)f[4].p, 16) == 0)
 		return; /* a self-signature */
 	if (!issuer_own(s, f[4], f[12]))
@@ -158,72 +140,45 @@ static void uid_sig(struct certified_scan *s, const struct field *f, bool rev)
 		s->uid_sig = MAX(s->uid_sig, created);
 }
 
-static void line(struct certified_scan *s, const uint8_t *p, size_t n)
+static void line(void *userdata, const uint8_t *p, size_t n)
 {
-	struct field f[FIELDS] = {};
-	size_t k = 0, start = 0;
+	struct certified_scan *s = userdata;
+	struct colon_field f[FIELDS];
 
-	for (size_t i = 0; i <= n && k < FIELDS; i++)
-		if (i == n || p[i] == ':') {
-			f[k++] = (struct field){ p + start, i - start };
-			start = i + 1;
-		}
-	if (field_is(f[0], "pub") || field_is(f[0], "sec")) {
+	colon_split(p, n, f, FIELDS);
+	if (colon_field_is(f[0], "pub") || colon_field_is(f[0], "sec")) {
 		key_close(s);
-		if (field_hex(f[4], 16)) {
+		if (colon_field_hex(f[4], 16)) {
 			memcpy(s->key_id, f[4].p, 16);
 			s->key_id[16] = 0;
 		}
 		s->want_fpr = true;
-	} else if (field_is(f[0], "fpr")) {
-		if (s->want_fpr && (field_hex(f[9], 40) || field_hex(f[9], 64))) {
+	} else if (colon_field_is(f[0], "fpr")) {
+		if (s->want_fpr && (colon_field_hex(f[9], 40) || colon_field_hex(f[9], 64))) {
 			for (size_t i = 0; i < f[9].n; i++)
 				s->key_fpr[i] = (char)toupper(f[9].p[i]);
 			s->key_fpr[f[9].n] = 0;
 		}
 		s->want_fpr = false;
-	} else if (field_is(f[0], "uid") || field_is(f[0], "uat")) {
+	} else if (colon_field_is(f[0], "uid") || colon_field_is(f[0], "uat")) {
 		uid_close(s);
 		s->in_uid = true;
-	} else if (field_is(f[0], "sub") || field_is(f[0], "ssb")) {
+	} else if (colon_field_is(f[0], "sub") || colon_field_is(f[0], "ssb")) {
 		uid_close(s);
-	} else if (field_is(f[0], "sig") || field_is(f[0], "rev")) {
-		uid_sig(s, f, field_is(f[0], "rev"));
+	} else if (colon_field_is(f[0], "sig") || colon_field_is(f[0], "rev")) {
+		uid_sig(s, f, colon_field_is(f[0], "rev"));
 	}
 }
 
 int certified_scan_feed(struct certified_scan *s, const uint8_t *p, size_t n)
 {
-	while (n > 0) {
-		const uint8_t *nl = memchr(p, '\n', n);
-		size_t len = nl ? (size_t)(nl - p) : n;
-
-		if (!s->overlong && len <= sizeof(s->line) - s->n_line) {
-			memcpy(s->line + s->n_line, p, len);
-			s->n_line += len;
-		} else
-			s->overlong = true;
-		if (nl) {
-			if (s->overlong)
-				s->lines_skipped++;
-			else
-				line(s, s->line, s->n_line);
-			s->n_line = 0;
-			s->overlong = false;
-			len++;
-		}
-		p += len;
-		n -= len;
-	}
+	colon_lines_feed(&s->lines, p, n, line, s);
 	return 0;
 }
 
 void certified_scan_finish(struct certified_scan *s)
 {
-	if (s->n_line > 0 && !s->overlong)
-		line(s, s->line, s->n_line);
-	s->n_line = 0;
-	s->overlong = false;
+	colon_lines_finish(&s->lines, line, s);
 	key_close(s);
 }
 

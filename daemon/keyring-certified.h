@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "colon-lines.h"
 #include "types.h"
 
 /* The newest certifications are kept beyond this many keys: what the user signed lately. */
@@ -39,10 +40,9 @@ struct certified_scan {
 	size_t n_own;
 	int64_t now; /* certifications that expired before it do not count */
 	bool verified_only; /* --check-sigs output: only signatures gpg marks good ('!') count */
-	/* The line being gathered across chunks. */
+	/* The line being gathered across chunks; lines.skipped counts the overlong ones. */
 	uint8_t line[CERTIFIED_LINE_MAX];
-	size_t n_line;
-	bool overlong;
+	struct colon_lines lines;
 	/* The key and user id being read. */
 	char key_fpr[FPR_HEX_MAX];
 	char key_id[17];
@@ -51,7 +51,6 @@ struct certified_scan {
 	/* Out: the CERTIFIED_MAX keys with the newest certifications, in no order. */
 	struct certified found[CERTIFIED_MAX];
 	size_t n_found;
-	size_t lines_skipped;
 };
 
 /* Ready to read: own (n_own at most CERTIFIED_OWN_MAX) must outlive the scan. */

@@ -98,7 +98,7 @@ TEST(gpg_output)
 		ASSERT_EQ(s->n_found, 2u);
 		ASSERT_TRUE(has(s, BOB) && has(s, CAROL));
 		ASSERT_EQ(s->found[0].when, 1796537656);
-		ASSERT_EQ(s->lines_skipped, 0u);
+		ASSERT_EQ(s->lines.skipped, 0u);
 		free(s);
 	}
 	/* --check-sigs: Carol's certification does not verify ('-'), so only Bob's counts. */
@@ -197,7 +197,7 @@ TEST(bounds)
 	memcpy(buf + len, tail, sizeof(tail) - 1);
 	len += sizeof(tail) - 1;
 	s = scan_n(buf, len, 100, false);
-	ASSERT_EQ(s->lines_skipped, 1u);
+	ASSERT_EQ(s->lines.skipped, 1u);
 	ASSERT_EQ(s->n_found, 1u);
 	ASSERT_EQ(s->found[0].when, 99);
 	free(s);
