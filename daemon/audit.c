@@ -422,6 +422,65 @@ static void rule_card_not_seen(struct ctx *x, const struct rule *r, const struct
 	}
 }
 
+/* What to do about a ROCA-weak (sub)key: the owner replaces and revokes it, anyone else stops
+ * relying on it. j is its index ("key N" of gpg --edit-key). */
+static void roca_hint(const struct key *k, size_t j, char *buf, size_t size)
+{
+	if (!k->has_secret)
+		audit_textf(
+		        buf, size,
+		        "Only its owner can replace it: tell them. Meanwhile encrypt nothing to "
+		        "it and trust nothing it signs; to stop relying on it: gpg --edit-key %s "
+		        "trust (or gpg --delete-keys %s)",
+		        k->fingerprint, k->fingerprint);
+	else if (j == 0)
+		audit_textf(
+		        buf, size,
+		        "Make a new key elsewhere than on the affected chip (a YubiKey 4 is fixed "
+		        "from firmware 4.3.5), move to it, then revoke this one: gpg "
+		        "--gen-revoke %s, and gpg --import that certificate",
+		        k->fingerprint);
+	else
+		audit_textf(
+		        buf, size,
+		        "Revoke it and make a new subkey elsewhere than on the affected chip (a "
+		        "YubiKey 4 is fixed from firmware 4.3.5): gpg --edit-key %s, then \"key "
+		        "%zu\", \"revkey\" and \"addkey\"",
+		        k->fingerprint, j);
+}
+
+/* Every RSA (sub)key that the listing found ROCA-weak (keyring-roca.c), the user's own or
+ * another's: its secret key can be computed from its public key, whoever holds the chip. A
+ * revoked one is done with; a retired key is shown, never a finding. */
+static void rule_key_roca_weak(struct ctx *x, const struct rule *r)
+{
+	for (size_t i = 0; i < x->n_keys; i++) {
+		const struct key *k = &x->keys[i];
+
+		if (k->revoked || k->retired)
+			continue;
+		for (size_t j = 0; j < k->n_subkeys; j++) {
+			const struct subkey *s = &k->subkeys[j];
+			char loc[128];
+			struct finding *f;
+
+			if (!s->roca_weak || s->revoked)
+				continue;
+			f = audit_add(x, r->id, LEVEL_CRITICAL, k, s, NULL);
+			if (!f)
+				return;
+			audit_textf(
+			        f->message, sizeof(f->message),
+			        "%s 0x%s of %s%s is ROCA-weak (CVE-2017-15361, %s made by "
+			        "Infineon's flawed RSA generator): its secret key can be computed "
+			        "from its public key",
+			        audit_subkey_role(s), audit_key_id(s->fingerprint),
+			        audit_uid_or_fpr(k), where(x, s, loc, sizeof(loc)), s->algorithm);
+			roca_hint(k, j, f->hint, sizeof(f->hint));
+		}
+	}
+}
+
 static const char *const sign_state_words[AUDIT_SIGN_MAX] = {
 	[AUDIT_SIGN_CANNOT_SIGN] = "cannot sign",
 	[AUDIT_SIGN_REVOKED] = "is revoked",
@@ -642,6 +701,7 @@ static const struct rule rules[] = {
 	{ "git-signing-key-unusable", .keys_done = rule_git_signing_key_unusable },
 	{ "key-revoked-upstream", .keys_done = rule_key_revoked_upstream },
 	{ "key-stale-upstream", .keys_done = rule_key_stale_upstream },
+	{ "key-roca-weak", .keys_done = rule_key_roca_weak },
 	{ "counter-went-down", .token = rule_counter_went_down },
 	{ "scdaemon-ccid-conflict", .token = rule_scdaemon_ccid_conflict },
 	{ "pin-retries-low", .token = rule_pin_retries_low },

@@ -10,8 +10,8 @@
  * default-key-expired, default-key-missing, pin-retries-low, admin-pin-retries-low,
  * touch-off-signing, card-slot-unknown-key, backup-token, card-not-seen, counter-went-down,
  * scdaemon-ccid-conflict, git-signing-key-unusable, card-key-no-stub, key-revoked-upstream,
- * key-stale-upstream, token-advisory, piv-cert-expiring, piv-cert-expired, piv-chuid-expiring;
- * of the daemon itself: pcsc-refused, daemon-starting.
+ * key-stale-upstream, key-roca-weak, token-advisory, piv-cert-expiring, piv-cert-expired,
+ * piv-chuid-expiring; of the daemon itself: pcsc-refused, daemon-starting.
  */
 #pragma once
 

@@ -2,8 +2,8 @@
 /*
  * gpg's --with-colons output read as it comes: whole lines gathered across chunks that may split
  * them anywhere, a line longer than the buffer skipped (and counted) rather than cut, and each
- * line split into its fields. keyring-certified.c reads its gpg runs through it. Pure: no I/O, no
- * allocation.
+ * line split into its fields. keyring-certified.c and keyring-roca.c read their gpg runs through
+ * it. Pure: no I/O, no allocation.
  */
 #pragma once
 

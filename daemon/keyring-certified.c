@@ -7,16 +7,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <gpgme.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "gpgme-cleanup.h"
-#include "gpgme-init.h"
 #include "keyring-certified.h"
-#include "keyring-list.h"
+#include "keyring-gpg-run.h"
 #include "util.h"
 
 #define FIELDS 13
@@ -194,38 +191,16 @@ static int scan_run(const char *home, const char *gpg_path, struct keyring_cance
                     const char *mode, const struct certified *names, size_t n_names,
                     struct certified_scan *s)
 {
-	_cleanup_(ctx_releasep) gpgme_ctx_t ctx = NULL;
-	_cleanup_(data_releasep) gpgme_data_t out = NULL;
-	struct gpgme_data_cbs cbs = { .write = scan_write };
-	const char *argv[12 + CERTIFIED_MAX];
-	size_t a = 0;
-	gpgme_error_t e;
+	const char *args[] = { "--fast-list-mode", mode }, *fprs[CERTIFIED_MAX];
+	int r;
 
-	if (gpgme_new(&ctx) || gpgme_set_protocol(ctx, GPGME_PROTOCOL_SPAWN) ||
-	    gpgme_data_new_from_cbs(&out, &cbs, s))
-		return -ENOMEM;
-	argv[a++] = "gpg";
-	if (home) {
-		argv[a++] = "--homedir";
-		argv[a++] = home;
-	}
-	argv[a++] = "--batch";
-	argv[a++] = "--no-tty";
-	argv[a++] = "--with-colons";
-	argv[a++] = "--trust-model=always"; /* never a trustdb check, which would write it */
-	if (!names)
-		argv[a++] = "--fast-list-mode";
-	argv[a++] = mode;
-	for (size_t i = 0; names && i < n_names && i < CERTIFIED_MAX; i++)
-		argv[a++] = names[i].fpr;
-	argv[a] = NULL;
-	keyring_cancel_set(cancel, ctx);
-	e = gpgme_op_spawn(ctx, gpg_path, argv, NULL, out, NULL, 0);
-	keyring_cancel_set(cancel, NULL);
+	n_names = names ? MIN(n_names, (size_t)CERTIFIED_MAX) : 0;
+	for (size_t i = 0; i < n_names; i++)
+		fprs[i] = names[i].fpr;
+	r = keyring_gpg_colons(home, gpg_path, cancel, names ? args + 1 : args, names ? 1 : 2, fprs,
+	                       n_names, scan_write, s);
 	certified_scan_finish(s);
-	if (gpgme_err_code(e) == GPG_ERR_CANCELED)
-		return -ECANCELED;
-	return e ? -EIO : 0;
+	return r;
 }
 
 static int newest_first(const void *a, const void *b)
@@ -253,7 +228,6 @@ int certified_read(const char *home, const char *gpg_path, struct keyring_cancel
 		return 0;
 	if (!gpg_path)
 		return -ENOENT;
-	gpgme_init_once();
 	certified_scan_init(s, own, n_own, now, false);
 	r = scan_run(home, gpg_path, cancel, "--list-sigs", NULL, 0, s);
 	if (r < 0 || s->n_found == 0)

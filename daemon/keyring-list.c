@@ -30,6 +30,7 @@
 #include "keyring-list.h"
 #include "keyring-owned.h"
 #include "keyring-ownertrust.h"
+#include "keyring-roca.h"
 #include "keyring-uid.h"
 
 /* The one place gpgme's codes become errno values. */
@@ -993,6 +994,9 @@ int keyring_list_owned(const char *home, const char *gpg_path, const char *const
 			owned->valid = false;
 	}
 	keys_mark(*ret_keys, *ret_n, track, n_track, owned);
+	/* A failed test costs only key-roca-weak, and the next listing asks again. */
+	(void)keyring_roca_mark(home, ctx_gpg(ctx), cancel, owned ? &owned->roca : NULL, *ret_keys,
+	                        *ret_n);
 	/* Oldest first, whichever way: gpg lists named keys in the order of the names in a keyboxd
 	 * home and in the keybox's order otherwise, and the ways name them in different orders. */
 	if (*ret_n > 1)

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keyring-roca.h"
 #include "types.h"
 
 #define KEYGRIP_HEX 40
@@ -49,6 +50,8 @@ struct keyring_owned {
 	bool scan_certified;
 	size_t n_certified;
 	char certified[KEYRING_RELIED_MAX][FPR_HEX_MAX];
+	/* Not in the file: the ROCA verdicts of the last listing's RSA subkeys (keyring-roca.h). */
+	struct keyring_roca roca;
 };
 
 /* The keygrips of home/private-keys-v1.d/ *.key, upper case and sorted, into o->grips. A missing

@@ -260,6 +260,9 @@ struct subkey {
 	/* Daemon-side, not on the wire: its level by the clock alone, before what counts lowered
 	 * it. The audit's "has it expired" reads this one. */
 	enum level expiry_level;
+	/* Daemon-side, not on the wire: an RSA (sub)key whose modulus has the ROCA structure
+	 * (roca.h, tested on the listing's thread: keyring-roca.c); the key-roca-weak finding. */
+	bool roca_weak;
 };
 
 struct key {
