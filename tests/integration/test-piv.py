@@ -11,7 +11,8 @@ forgets every PIN) also holds PIV certificates (tests/bed/keyctlbed/piv_card.py)
 - a CHUID expiring in 20 days: piv-chuid-expiring, notice.
 keyctld, started while no other program holds the card, reads Token.piv at once: every slot with
 its subject, issuer, dates, self_signed and key algorithm as the bed made them, the CHUID's
-expiry; keyctl-status shows the lines; keyctl-status --format=prometheus the dates.
+expiry; the expiry timer armed for 9A's next threshold (next_deadline); keyctl-status shows the
+lines; keyctl-status --format=prometheus the dates.
 
 Then gpg signs with the same card's OpenPGP key in a loop (pcsc-shared scdaemon) while keyctld
 is asked to read the card again (Reload {full}) and restarted between signatures: every
@@ -83,6 +84,14 @@ def check_token_piv(tok, spec):
         check(got == want, f'slot {slot} reads as made', {'got': got, 'want': want})
     check(piv.get('chuid_expiry') == chuid_iso(spec['chuid_expiry']),
           'the CHUID expiry (tag 35)', piv.get('chuid_expiry'))
+
+
+def check_deadline(status, spec):
+    """The expiry timer is armed for the first threshold a certificate crosses (the key's
+    subkeys never expire): 9A's 7-day threshold, before the CHUID's 14-day one."""
+    want = spec['slots']['9a']['not_after'] - 7 * DAY
+    got = status['daemon'].get('next_deadline_epoch')
+    check(got == want, "next_deadline_epoch is 9A's 7-day threshold", (got, want))
 
 
 def check_findings(status):
@@ -177,6 +186,7 @@ def body():
             check(len(tok) == 1, 'the YubiKey is listed', [t['id'] for t in s['tokens']])
             check_token_piv(tok[0] if tok else {}, spec)
             check_findings(s)
+            check_deadline(s, spec)
             check_clients(d, spec)
             sign_loop(bed, d)
             no_piv_card(pcscd, d, bed.card)
