@@ -4,7 +4,8 @@
 `piv info` and `piv certificates export` (ykman 4 on Debian 12, 5 on Debian 13) find every
 slot's certificate with the subject, issuer and dates the profile made, the CHUID with its
 expiration date, and GET METADATA's answers; no command that needs a PIN reaches the card
-(firmware 5.4.3 >= 5.3: ykman asks GET METADATA instead of an empty VERIFY). A long object
+(firmware 5.4.3 >= 5.3: ykman asks GET METADATA instead of an empty VERIFY; 5.2.7 answers it
+6D00). A long object
 comes in 61xx/GET RESPONSE parts; after PIV, OpenPGP answers again once selected. A card
 without PIV (Nitrokey 3) answers 6A82 to its SELECT."""
 
@@ -99,6 +100,8 @@ def main():
             assert der == bytes.fromhex(slots[name]["der"]), name
         assert card.forbidden_count() == 0, card.forbidden()
         assert 0xF7 in [a[1] for a in card.apdus()], "ykman asked no GET METADATA"
+        card.update(firmware="5.2.7")  # GET METADATA came with 5.3 (yubikit's require_version)
+        assert p.transmit(["00A4040005A000000308", "00F7009A00"])[1][1] == 0x6D00
         card.swap("nitrokey3", wait=True)
         assert p.transmit(["00A4040005A000000308"])[0][1] == 0x6A82
         assert p.transmit(["00A4040006D27600012401"])[0][1] == 0x9000
