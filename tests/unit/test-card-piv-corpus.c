@@ -62,16 +62,24 @@ static size_t hex_line(const char *s, uint8_t *out, size_t size, const char *whe
 	}
 }
 
-/* CLA INS P1 P2 and the data of a short APDU, without Lc and Le. */
+/* CLA INS P1 P2 and the data of a short or extended APDU (a trace made with extended lengths),
+ * without Lc and Le. */
 static size_t command_key(const uint8_t *a, size_t n, uint8_t *key)
 {
-	size_t lc = n > 5 ? a[4] : 0;
+	size_t lc = 0, off = 5;
 
 	memcpy(key, a, 4);
-	if (lc > n - 5)
-		lc = n - 5;
+	if (n > 7 && a[4] == 0) {
+		lc = (size_t)a[5] << 8 | a[6];
+		off = 7;
+	} else if (n > 5)
+		lc = a[4];
+	if (lc > n - MIN(off, n))
+		lc = n - MIN(off, n);
+	if (lc > CARD_APDU_MAX - 4)
+		lc = CARD_APDU_MAX - 4;
 	if (lc)
-		memcpy(key + 4, a + 5, lc);
+		memcpy(key + 4, a + off, lc);
 	return 4 + lc;
 }
 
@@ -99,7 +107,7 @@ static void load(struct piv_dump *d, const char *path)
 		if (line[0] == '#' || line[0] == '@' || line[0] == 0)
 			continue;
 		if (line[0] == '>') {
-			size_t n = hex_line(line + 1, buf, CARD_APDU_MAX, where);
+			size_t n = hex_line(line + 1, buf, CARD_APDU_MAX + 4, where);
 
 			if (d->n_pairs >= PAIRS_MAX || n < 4 || (p && !p->resp))
 				TEST_FAIL("%s: command out of place", where);

@@ -55,7 +55,8 @@ def get_data(obj):
 
 def chained(edge_lines):
     """chained.piv: edge-cases.piv's 9A certificate as a card hands it out in 61xx pieces, each
-    recorded as its own pair (as traces show them), padded with 00 after the DER inside 70."""
+    recorded as its own pair (as traces show them), padded with 00 after the DER inside 70; and
+    a CHUID asked with extended lengths."""
     i = edge_lines.index(get_data(0x05))
     obj = bytes.fromhex(edge_lines[i + 1][2:].replace(" ", ""))[:-2]
     der_len = int.from_bytes(obj[6:8], "big")
@@ -69,13 +70,16 @@ def chained(edge_lines):
         "> 00 A4 04 00 09 A0 00 00 03 08 00 00 10 00 00",
         "< 61 11 4F 06 00 00 10 00 01 00 79 07 4F 05 A0 00 00 03 08 90 00",
     ]
+    # The CHUID asked with extended lengths, as some traces record it (Lc 00 00 05, Le 00 00).
+    chuid = tlv(0x53, tlv(0x34, bytes(16)) + tlv(0x35, b"20270630") + tlv(0xFE, b""))
+    lines += ["> 00 CB 3F FF 00 00 05 5C 03 5F C1 02 00 00", "< " + hexs(chuid) + " 90 00"]
     rest, cmd = padded, get_data(0x05)
     while rest:
         piece, rest = rest[:256], rest[256:]
         sw = "61 %02X" % min(len(rest), 255) if rest else "90 00"
         lines += [cmd, "< " + hexs(piece) + " " + sw]
         cmd = "> 00 C0 00 00 00"
-    lines += ["= state read", "= slots 9a", "= 9a.subject CN=SSH key", "= 9a.self_signed yes",
+    lines += ["= state read", "# 2027-06-30T00:00:00Z", "= chuid_expiry 1814313600", "= slots 9a", "= 9a.subject CN=SSH key", "= 9a.self_signed yes",
               "# 2026-12-01T10:00:00Z", "= 9a.not_after 1796119200", "= 9a.algorithm nistp256"]
     return lines
 
