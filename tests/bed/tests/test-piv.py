@@ -5,9 +5,8 @@
 slot's certificate with the subject, issuer and dates the profile made, the CHUID with its
 expiration date, and GET METADATA's answers; no command that needs a PIN reaches the card
 (firmware 5.4.3 >= 5.3: ykman asks GET METADATA instead of an empty VERIFY; 5.2.7 answers it
-6D00). A long object
-comes in 61xx/GET RESPONSE parts; after PIV, OpenPGP answers again once selected. A card
-without PIV (Nitrokey 3) answers 6A82 to its SELECT."""
+6D00). A long object comes in 61xx/GET RESPONSE parts; after PIV, OpenPGP answers again once
+selected. A card without PIV (Nitrokey 3) answers 6A82 to its SELECT."""
 
 import datetime
 import os
