@@ -12,7 +12,7 @@ forgets every PIN) also holds PIV certificates (tests/bed/keyctlbed/piv_card.py)
 keyctld, started while no other program holds the card, reads Token.piv at once: every slot with
 its subject, issuer, dates, self_signed and key algorithm as the bed made them, the CHUID's
 expiry; the expiry timer armed for 9A's next threshold (next_deadline); keyctl-status shows the
-lines; keyctl-status --format=prometheus the dates.
+lines; keyctl-status --format=prometheus the dates; keyctl-notify --once one popup, 9A's.
 
 Then gpg signs with the same card's OpenPGP key in a loop (pcsc-shared scdaemon) while keyctld
 is asked to read the card again (Reload {full}) and restarted between signatures: every
@@ -37,6 +37,7 @@ from keyctlbed.piv_certs import CA_SUBJECT, materialize  # noqa: E402
 
 DAY = 86400
 STATUS = os.environ.get('KEYCTL_STATUS', '')
+NOTIFY = os.environ.get('KEYCTL_NOTIFY', '')
 SIGNATURES = 6
 PIV_AID = 'a000000308'
 
@@ -123,6 +124,22 @@ def check_clients(d, spec):
     check(want in prom, 'Prometheus: keyctl_piv_cert_expiry_seconds of 9A', prom[-1500:])
 
 
+def check_popups(d):
+    """keyctl-notify --once: one popup, 9A's warning, naming its slot; the information (9C, 82)
+    and the CHUID's notice raise none."""
+    with kb.SessionBus() as bus:
+        env = dict(d.env, **bus.env)
+        r = subprocess.run([NOTIFY, '--once', '--socket=' + d.socket,
+                            '--state-file=' + os.path.join(d.tmp, 'notified')],
+                           env=env, capture_output=True, text=True, timeout=30)
+        sent = bus.notifications_sent()
+    piv = [n for n in sent if 'PIV' in n['summary'] or 'PIV' in n['body']]
+    check(r.returncode == 0 and len(piv) == 1 and
+          piv[0]['summary'].startswith('The PIV Authentication certificate (slot 9A) of ') and
+          'PIV slot: 9a' in piv[0]['body'],
+          "keyctl-notify: one popup, 9A's", (r.returncode, r.stderr[-500:], sent))
+
+
 def piv_selects(card, since):
     return [a for a in card.apdus()[since:] if a[1] == 0xA4 and a[4].lower().startswith(PIV_AID)]
 
@@ -188,6 +205,7 @@ def body():
             check_findings(s)
             check_deadline(s, spec)
             check_clients(d, spec)
+            check_popups(d)
             sign_loop(bed, d)
             no_piv_card(pcscd, d, bed.card)
             check(d.alive(), 'keyctld ran through it')
