@@ -263,6 +263,10 @@ class Touch:
         back = self.d.wait(lambda s: any(t["id"] == self.tid and t["present"] and
                                          t.get("openpgp") for t in s["tokens"]), 10)
         check(back is not None, "resume: the card is back and read")
+        # The user looks at the card first: the new agent's scdaemon runs and knows the card, so
+        # that keyctld's probe can block during the PIN prompt below; the pinentry gate, which
+        # must ask the new agent for its pid, then keeps that prompt from reading as a touch.
+        self.kr.card_status()
         time.sleep(2.5)   # the probes of the resume's listing end first (see cached())
         t0 = time.monotonic()
         raised = [x for x in self.rec.since(t_sleep) if x[1]]
