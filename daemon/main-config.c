@@ -201,6 +201,7 @@ static int reload(struct daemon *d, bool full, char *reason, size_t reason_size)
 	r = daemon_upstream_apply(d);
 	if (r < 0)
 		log_warning_errno(r, "Failed to apply [upstream], ignoring: %m");
+	daemon_lock_apply(d);
 	(void)model_update(d->model);
 	if (d->reload_asked > 1)
 		log_info("Configuration reloaded (asked for %u times since the last reload)",

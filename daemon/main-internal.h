@@ -60,6 +60,7 @@ struct daemon {
 	struct upstream_schedule *upstream_schedule;
 	struct expiry_timer *timer;
 	struct state *state;
+	struct daemon_lock *lock; /* lock on removal (main-lock.c) */
 	char default_key[KEYRING_DEFAULT_KEY_MAX];
 	char git_signing_key[GIT_SIGNING_KEY_MAX];
 	int64_t time_offset; /* tests only: KEYCTL_TIME_OFFSET seconds added to the wall clock */
@@ -109,6 +110,15 @@ int daemon_upstream_apply(struct daemon *d);
 int daemon_upstream_request(void *userdata, char *reason, size_t reason_size);
 /* The check and its schedule, for home; a failure leaves the daemon without them. */
 void daemon_upstream_start(struct daemon *d, const char *home);
+
+/* main-lock.c */
+/* [session] lock-on-removal, at start (before the udev watcher) and on reload. */
+void daemon_lock_apply(struct daemon *d);
+/* The udev watcher's usb_device hook. */
+void daemon_lock_usb_device(const char *syspath, bool present, void *userdata);
+/* logind's PrepareForSleep, as main.c hears it. */
+void daemon_lock_sleep(struct daemon *d, bool asleep);
+void daemon_lock_stop(struct daemon *d);
 
 /* main-touch.c */
 /* The touch detectors, started once the model and the keyring watch exist; failures are

@@ -606,6 +606,7 @@ static void on_sleep(bool asleep, void *userdata)
 		log_info("System resumed: reading every token again");
 	if (d->pcsc)
 		pcsc_watch_set_asleep(d->pcsc, asleep);
+	daemon_lock_sleep(d, asleep);
 }
 
 static void start_sleep(struct daemon *d)
@@ -626,6 +627,7 @@ static void start_udev(struct daemon *d)
 	r = udev_watch_new(d->event, d->model,
 	                   &(struct watch_hooks){ .settled = on_udev_settled,
 	                                          .token_event = on_udev_token,
+	                                          .usb_device = daemon_lock_usb_device,
 	                                          .userdata = d },
 	                   &d->udev);
 	if (r < 0) {
@@ -677,6 +679,7 @@ static int daemon_start(struct daemon *d)
 	start_keyring(d, home, state_dir);
 	daemon_upstream_start(d, home);
 	start_pcsc(d);
+	daemon_lock_apply(d);
 	start_udev(d);
 	start_sleep(d);
 	daemon_touch_start(d, home);
@@ -689,6 +692,7 @@ static void daemon_stop(struct daemon *d)
 	daemon_touch_stop(d);
 	d->sleep = sleep_watch_free(d->sleep);
 	d->udev = udev_watch_free(d->udev);
+	daemon_lock_stop(d);
 	d->pcsc = pcsc_watch_free(d->pcsc);
 	d->keyring = keyring_watch_free(d->keyring);
 	d->git = git_watch_free(d->git);

@@ -183,6 +183,8 @@ static int device_report(struct udev_watch *w, struct usb_device *d)
 
 	if (r < 0)
 		return log_debug_errno(r, "Failed to report USB token %s: %m", d->syspath);
+	if (w->hooks.usb_device)
+		w->hooks.usb_device(d->syspath, true, w->hooks.userdata);
 	return 0;
 }
 
@@ -259,6 +261,8 @@ static int usb_device_removed(struct udev_watch *w, const char *syspath)
 
 	if (!d)
 		return 0;
+	if (w->hooks.usb_device)
+		w->hooks.usb_device(syspath, false, w->hooks.userdata);
 	device_drop(w, d);
 	r = model_sighting_remove(w->model, SIGHTING_USB, syspath, now_seconds());
 	if (r < 0 && r != -ENOENT)
