@@ -16,6 +16,7 @@
  * Does not: decide, log above debug, or retry.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,16 @@ struct lock_bus {
 	char why[LOCK_DETAIL_MAX]; /* why logind could not, for the answer */
 };
 
+/* The answer's words, cut at the buffer's end: they go into one journal line. */
+_printf_(3, 4) static void say(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
 static void finish(struct lock_bus *b, enum lock_outcome how, const char *detail)
 {
 	if (!b->busy)
@@ -79,8 +90,8 @@ static int on_screensaver(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 	char detail[LOCK_DETAIL_MAX];
 
 	if (sd_bus_message_is_method_error(m, NULL)) {
-		snprintf(detail, sizeof(detail), "%s; the screen saver: %s", b->why,
-		         error_text(m, -EIO));
+		say(detail, sizeof(detail), "%s; the screen saver: %s", b->why,
+		    error_text(m, -EIO));
 		finish(b, LOCK_OUTCOME_FAILED, detail);
 	} else
 		finish(b, LOCK_OUTCOME_SCREENSAVER, b->why);
@@ -104,8 +115,8 @@ static void fall_back(struct lock_bus *b, const char *why)
 		r = sd_bus_call_method_async(b->user, NULL, SCREENSAVER, SCREENSAVER_PATH,
 		                             SCREENSAVER, "Lock", on_screensaver, b, "");
 	if (r < 0) {
-		snprintf(detail, sizeof(detail), "%s; no session bus for the screen saver: %s", why,
-		         strerror(-r));
+		say(detail, sizeof(detail), "%s; no session bus for the screen saver: %s", why,
+		    strerror(-r));
 		finish(b, LOCK_OUTCOME_FAILED, detail);
 	}
 }
@@ -114,7 +125,7 @@ static void confirmed(struct lock_bus *b)
 {
 	char detail[LOCK_DETAIL_MAX];
 
-	snprintf(detail, sizeof(detail), "session %s", b->session);
+	say(detail, sizeof(detail), "session %s", b->session);
 	finish(b, LOCK_OUTCOME_LOGIND, detail);
 }
 
@@ -177,8 +188,8 @@ static int on_lock(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 	if (!b->busy)
 		return 0;
 	if (sd_bus_message_is_method_error(m, NULL)) {
-		snprintf(why, sizeof(why), "logind refused to lock session %s: %s", b->session,
-		         error_text(m, -EIO));
+		say(why, sizeof(why), "logind refused to lock session %s: %s", b->session,
+		    error_text(m, -EIO));
 		fall_back(b, why);
 		return 0;
 	}
@@ -189,7 +200,7 @@ static int on_lock(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 		                             "org.freedesktop.DBus.Properties", "Get",
 		                             on_locked_hint, b, "ss", LOGIND_SESSION, "LockedHint");
 	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot follow LockedHint: %s", strerror(-r));
+		say(why, sizeof(why), "cannot follow LockedHint: %s", strerror(-r));
 		fall_back(b, why);
 	}
 	return 0;
@@ -211,7 +222,7 @@ static void lock_session(struct lock_bus *b, const char *path)
 		r = sd_bus_call_method_async(b->system, NULL, LOGIND_SERVICE, path, LOGIND_SESSION,
 		                             "Lock", on_lock, b, "");
 	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot ask logind: %s", strerror(-r));
+		say(why, sizeof(why), "cannot ask logind: %s", strerror(-r));
 		fall_back(b, why);
 	}
 }
@@ -338,7 +349,7 @@ int lock_bus_lock(struct lock_bus *b)
 		char why[LOCK_DETAIL_MAX];
 
 		b->system = sd_bus_close_unref(b->system);
-		snprintf(why, sizeof(why), "no system bus: %s", strerror(-r));
+		say(why, sizeof(why), "no system bus: %s", strerror(-r));
 		fall_back(b, why);
 		return 0;
 	}
