@@ -14,7 +14,7 @@ its subject, issuer, dates, self_signed and key algorithm as the bed made them, 
 expiry; the expiry timer armed for 9A's next threshold (next_deadline); keyctl-status shows the
 lines; keyctl-status --format=prometheus the dates; keyctl-notify --once one popup, 9A's.
 
-Then gpg signs with the same card's OpenPGP key in a loop (pcsc-shared scdaemon) while keyctld
+Then gpg signs with the same card's OpenPGP key in a loop (scdaemon pcsc-shared) while keyctld
 is asked to read the card again (Reload {full}) and restarted between signatures: every
 signature is made and verifies, the pinentry is asked the PIN once (the first signature) as
 without keyctld, and keyctld sends no SELECT of PIV while scdaemon holds the card.
@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from coexist_workload import Bed  # noqa: E402
+from coexist_workload import Bed, modes  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 from testlib import bed_main, check, failures, wait_until  # noqa: E402
 
@@ -192,7 +192,9 @@ def body():
         materialize(prof)
         spec = prof["piv"]
         bed.card.update(piv=spec)
-        bed.set_mode('pcsc-shared')  # gpg-agent and scdaemon stopped: the card is free
+        # pcsc-shared (with disable-ccid on GnuPG 2.4, whose CCID driver beside pcscd finds no
+        # card); gpg-agent and scdaemon stopped: the card is free for keyctld's start.
+        bed.set_mode(modes()[1])
         bed.quiet()
         print(f'bed ready in {time.monotonic() - t0:.1f} s', flush=True)
         d = Keyctld(dict(kr.env))
