@@ -111,7 +111,7 @@ TEST(words)
 {
 	struct token t;
 	struct finding *f;
-	char id[128];
+	char id[FINDING_ID_MAX];
 
 	set_token(&t);
 	add_cert(&t, "9a", "CN=alice,O=Example Corp", CA, NOW + 6 * DAY);
@@ -255,7 +255,7 @@ TEST(two_slots_two_identities)
 {
 	struct token t;
 	struct finding *f;
-	char a[128], b[128];
+	char a[FINDING_ID_MAX], b[FINDING_ID_MAX];
 
 	set_token(&t);
 	add_cert(&t, "9a", "CN=a", CA, NOW + 5 * DAY);

@@ -127,8 +127,11 @@ static void load(struct piv_dump *d, const char *path)
 		} else if (line[0] == '=' && (sp = strchr(line + 2, ' ')) &&
 		           d->n_fields < FIELDS_MAX) {
 			*sp = 0;
-			snprintf(d->names[d->n_fields], sizeof(d->names[0]), "%s", line + 2);
-			snprintf(d->values[d->n_fields++], sizeof(d->values[0]), "%s", sp + 1);
+			/* Cut to fit, said as such to gcc's -Wformat-truncation. */
+			snprintf(d->names[d->n_fields], sizeof(d->names[0]), "%.*s",
+			         (int)sizeof(d->names[0]) - 1, line + 2);
+			snprintf(d->values[d->n_fields++], sizeof(d->values[0]), "%.*s",
+			         (int)sizeof(d->values[0]) - 1, sp + 1);
 		} else
 			TEST_FAIL("%s: unknown line \"%.40s\"", where, line);
 	}
