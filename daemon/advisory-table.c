@@ -63,8 +63,8 @@ static const struct advisory_row rows[] = {
 	        .slots = ADVISORY_SLOTS_ALL,
 	        .generated_only = true,
 	        .remedy = "Revoke a key generated on this YubiKey and make a new one off the card "
-	                  "(or on a newer token); test a public key with the ROCA detection tool, "
-	                  "https://github.com/crocs-muni/roca.",
+	                  "(or on a newer token); keyctld tests every RSA key of the keyring "
+	                  "itself: a key-roca-weak finding names each affected one.",
 	        .url = YUBICO_ADVISORIES "ysa-2017-01/",
 	},
 	/* YubiKey FIPS Series 4.4.2 and 4.4.4 (there is no 4.4.3), fixed in 4.4.5: reduced
