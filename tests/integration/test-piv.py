@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from coexist_workload import Bed, modes  # noqa: E402
+from coexist_workload import Bed, gnupg_version, modes  # noqa: E402
 from keyctld_proc import Keyctld  # noqa: E402
 from testlib import bed_main, check, failures, wait_until  # noqa: E402
 
@@ -195,6 +195,13 @@ def body():
         # pcsc-shared (with disable-ccid on GnuPG 2.4, whose CCID driver beside pcscd finds no
         # card); gpg-agent and scdaemon stopped: the card is free for keyctld's start.
         bed.set_mode(modes()[1])
+        if gnupg_version() >= (2, 3):
+            # GnuPG 2.3+ has a PIV application of its own: its scdaemon SELECTs the YubiKey's
+            # PIV around each operation, which then forgets the PINs: a prompt each time,
+            # keyctld or not. Users set this (drduh/YubiKey-Guide#511); then a prompt keyctld
+            # added would show.
+            with open(os.path.join(kr.home, 'scdaemon.conf'), 'a') as f:
+                f.write('disable-application piv\n')
         bed.quiet()
         print(f'bed ready in {time.monotonic() - t0:.1f} s', flush=True)
         d = Keyctld(dict(kr.env))

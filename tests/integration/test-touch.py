@@ -54,6 +54,10 @@ def empty_card():
     prof.update(applet="yubikey", serial=SERIAL, slots={}, signature_counter=0,
                 pw1_valid_once=False, attestation_slot=False)
     prof["yubikey"]["serial"] = int(SERIAL)
+    # No PIV: GnuPG 2.4's scdaemon SELECTs a YubiKey's PIV around its operations and the
+    # YubiKey then forgets the PINs, a prompt each time (users set disable-application piv:
+    # drduh/YubiKey-Guide#511); test-piv.py has the card with PIV.
+    prof.pop("piv", None)
     return prof
 
 
