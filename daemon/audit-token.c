@@ -422,8 +422,10 @@ void rule_pcsc_refused(struct ctx *x, const struct rule *r)
 	            "pcscd refuses keyctld: %s. No card is read until it lets keyctld in",
 	            x->daemon->pcsc_refused);
 	audit_textf(f->hint, sizeof(f->hint),
-	            "pcscd asks polkit: allow your user with a polkit rule, or run pcscd with "
-	            "--disable-polkit; see /usr/share/doc/keyctl/polkit.md");
+	            "pcscd asks polkit, which lets in only your active local session's programs "
+	            "(keyctld, a user service, is judged by your session): allow your user with a "
+	            "polkit rule, or run pcscd with --disable-polkit; see "
+	            "/usr/share/doc/keyctl/polkit.md");
 }
 
 void rule_daemon_starting(struct ctx *x, const struct rule *r)

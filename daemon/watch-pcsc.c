@@ -54,6 +54,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-login.h>
 #include <winscard.h>
 
 #include "card-openpgp.h"
@@ -252,21 +253,53 @@ static void start_when_due(struct pcsc_watch *w)
 	(void)sd_event_source_set_description(w->backoff_source, "pcscd-backoff");
 }
 
+/* Why polkit said no, as far as logind tells: pcscd's policy (org.debian.pcsc-lite.policy)
+ * allows only a process of the user's active local session, and polkit judges a user service
+ * by the user's display session (sd_uid_get_display()), since it is in none. Measured on Debian
+ * 13 (tests/integration/test-boot.py, doc/polkit.md): an inactive or remote-only session and
+ * lingering without a session are refused; an active local one is let in. "" when logind does
+ * not say (no logind: a container, the bed) or the session is active and local. */
+static void login_standing(char *buf, size_t size)
+{
+	_cleanup_(freep) char *state = NULL, *display = NULL;
+	int remote;
+
+	*buf = '\0';
+	if (sd_uid_get_state(getuid(), &state) < 0)
+		return;
+	if (streq(state, "lingering")) {
+		snprintf(buf, size, "you have no session (lingering)");
+		return;
+	}
+	if (sd_uid_get_display(getuid(), &display) < 0) {
+		if (sd_uid_get_sessions(getuid(), 0, NULL) > 0)
+			snprintf(buf, size, "you have no local session");
+		return;
+	}
+	remote = sd_session_is_remote(display);
+	if (remote > 0)
+		snprintf(buf, size, "your session is remote");
+	else if (sd_session_is_active(display) == 0)
+		snprintf(buf, size, "your session is not the active one on its seat");
+}
+
 /* The worker ended. A pcscd that still listens dropped us: a refusal when we never got a
  * context, a crash or restart otherwise. Either way the next attempt waits. */
 static void went_down(struct pcsc_watch *w, bool was_up, LONG rv)
 {
-	char error[ERROR_TEXT_MAX] = "";
+	char error[ERROR_TEXT_MAX] = "", why[64];
 	bool alive = unix_socket_answers(w->socket_path);
 	int r;
 
 	w->backoff_usec =
 	        w->backoff_usec ? MIN(w->backoff_usec * 2, BACKOFF_MAX_USEC) : BACKOFF_FIRST_USEC;
-	if (!was_up && alive)
+	if (!was_up && alive) {
+		login_standing(why, sizeof(why));
 		snprintf(error, sizeof(error),
 		         "it accepts the connection, then ends it at SCardEstablishContext (%s, "
-		         "0x%08lX)",
-		         pcsc_stringify_error(rv), (unsigned long)rv);
+		         "0x%08lX)%s%s",
+		         pcsc_stringify_error(rv), (unsigned long)rv, *why ? ": " : "", why);
+	}
 	set_available(w, false, error);
 	log_debug("PC/SC: %s; next attempt in %" PRIu64 " s", *error ? error : "pcscd went away",
 	          w->backoff_usec / 1000000u);
@@ -514,14 +547,26 @@ struct pcsc_watch *pcsc_watch_free(struct pcsc_watch *w)
 		w->stopping = true;
 		pthread_mutex_unlock(&w->lock);
 		/* SCardCancel is lost when the worker is between two waits: repeat it until the
-		 * worker has left (it checks `stopping` before each wait and during reads). */
-		for (;;) {
+		 * worker has left (it checks `stopping` before each wait and during reads). But
+		 * libpcsclite sends it over a connection of its own, which pcscd's polkit check
+		 * refuses once the user's session is gone: at logout the worker stayed in
+		 * SCardGetStatusChange and keyctld until the user manager killed it 90 s later
+		 * (tests/integration/test-boot.py). After 2 s of refused cancels the worker is left
+		 * to the process's exit, and w with it. */
+		for (unsigned refused = 0;;) {
 			struct timespec ts;
+			LONG rv = SCARD_S_SUCCESS;
 
 			pthread_mutex_lock(&w->lock);
 			if (w->ctx_valid)
-				(void)SCardCancel(w->ctx);
+				rv = SCardCancel(w->ctx);
 			pthread_mutex_unlock(&w->lock);
+			refused = rv == SCARD_S_SUCCESS ? 0 : refused + 1;
+			if (refused > 20) {
+				log_debug("PC/SC: pcscd refuses SCardCancel (%s); leaving its wait",
+				          pcsc_stringify_error(rv));
+				return NULL;
+			}
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_nsec += 100 * 1000000L;
 			ts.tv_sec += ts.tv_nsec / 1000000000L;
