@@ -13,7 +13,8 @@ boot test, run from here so that the packages are built once. Where it cannot bo
 installed in the root itself: `keyctld --version` and `keyctl-status --version` run, and
 `systemd-analyze verify --user` accepts the installed units (test-boot.py checks the same);
 both packages are purged afterwards, since the root is reused. On the host leg nothing is
-installed: the test never changes the machine it runs on. Exits 77 where dpkg-buildpackage or debhelper is missing."""
+installed: the test never changes the machine it runs on. Exits 77 where dpkg-buildpackage or
+debhelper is missing."""
 import glob
 import os
 import re
