@@ -364,9 +364,12 @@ def notify_once(b, after_restart):
               b.out("journalctl", "--user", "-u", "keyctl-notify", "--no-pager", user=USER))
         n = wait_until(lambda: notified(b), 20, 0.5)
     else:
-        # keyctl-notify reconnects to the new keyctld and reads the same findings: time for it
-        # to announce again if it were to, bounded by a Watch event it has then answered.
-        wait_until(lambda: False, 5, 1)
+        # keyctl-notify reconnects to the new keyctld (its Watch: a connection that stays on
+        # keyctld's socket) and gets the same findings in the first reply; a repeat would
+        # follow within milliseconds, so 2 s after the reconnection is a bounded look for one.
+        sock = RUNTIME + "/keyctl/socket"
+        wait_until(lambda: sock in b.out("ss", "-xHn", "state", "connected"), 20, 0.5)
+        wait_until(lambda: len(notified(b)) > len(set(notified(b))), 2, 0.5)
         n = notified(b)
     check(n and len(n) == len(set(n)), "keyctl-notify shows the 5-day warning once%s (%s)"
           % (" (keyctld restarted since)" if after_restart else "", "; ".join(n)),
