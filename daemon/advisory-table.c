@@ -4,7 +4,9 @@
  * against a token. Each row cites its vendor's page; the products are named as keyctld names a
  * token's model: "YubiKey 5" and "YubiKey 4" from the USB device's firmware (card-usb.c), plain
  * "YubiKey" when only the OpenPGP application was read (card-pcsc.c, whose GET VERSION still
- * gives the firmware), "Security Key by Yubico" from its product id (card-usb-table.c).
+ * gives the firmware), "Security Key by Yubico" and "YubiKey NEO" from their product ids
+ * (card-usb-table.c). keyctld reads no firmware version of other makers' tokens (Nitrokey,
+ * Gnuk): doc/advisories.md lists the advisories considered and why those have no row.
  *
  * Does not: read the clock, touch a device, or log, except advisory_builtin() for a row that
  * does not parse (once, at its first call).
@@ -38,7 +40,8 @@
 	.kind = TOKEN_KIND_YUBIKEY, .models = { __VA_ARGS__, NULL },                               \
 	.from = "5.0.0", .before = before_, .apps = apps_,                                         \
 	.algorithms = ECDSA_CURVES, .slots = ECDSA_SLOTS,                                          \
-	.remedy = YSA_2024_03_REMEDY, .url = YUBICO_ADVISORIES "ysa-2024-03/" }
+	.version_check = "ykman info", .remedy = YSA_2024_03_REMEDY,                               \
+	.url = YUBICO_ADVISORIES "ysa-2024-03/" }
 /* clang-format on */
 
 static const struct advisory_row rows[] = {
@@ -62,6 +65,7 @@ static const struct advisory_row rows[] = {
 	        .algorithms = { "rsa", NULL },
 	        .slots = ADVISORY_SLOTS_ALL,
 	        .generated_only = true,
+	        .version_check = "ykman info",
 	        .remedy = "Revoke a key generated on this YubiKey and make a new one off the card "
 	                  "(or on a newer token); keyctld tests every RSA key of the keyring "
 	                  "itself: a key-roca-weak finding names each affected one.",
@@ -80,10 +84,59 @@ static const struct advisory_row rows[] = {
 	        .before = "4.4.5",
 	        .apps = ADVISORY_APP_OPENPGP | ADVISORY_APP_PIV | ADVISORY_APP_FIDO,
 	        .slots = ADVISORY_SLOTS_ALL,
+	        .version_check = "ykman info",
 	        .remedy = "Yubico replaces these devices: ask for a new one, and replace the keys "
 	                  "generated on this one; its ECDSA signatures made soon after power-up "
 	                  "may expose the key.",
 	        .url = YUBICO_ADVISORIES "ysa-2019-02/",
+	},
+	/* YSA-2015-1 (CVE-2015-3298): the YubiKey NEO's OpenPGP applet (ykneo-openpgp) signs,
+	 * decrypts and authenticates without a verified user PIN. The fix came in 1.0.9, but some
+	 * NEOs shipped a 1.0.9 without it: the advisory says look for 1.0.10 or later, and names
+	 * no lower bound. The range is the applet's version, which GET VERSION answers inside the
+	 * OpenPGP application (01 00 06 is 1.0.6, the advisory's own check), not the NEO's
+	 * firmware 3.x. */
+	{
+	        .id = "YSA-2015-1",
+	        .vendor = "Yubico",
+	        .title = "YubiKey NEO OpenPGP applet PIN bypass",
+	        .kind = TOKEN_KIND_YUBIKEY,
+	        .models = { "YubiKey NEO", "YubiKey", NULL },
+	        .from = "0.0.0",
+	        .before = "1.0.10",
+	        .applet_version = true,
+	        .apps = ADVISORY_APP_OPENPGP,
+	        .slots = ADVISORY_SLOTS_ALL,
+	        .version_check = "gpg-connect-agent --hex \"scd apdu 00 f1 00 00\" /bye, whose "
+	                         "first three bytes are the version",
+	        .remedy = "Anyone holding this token, malware on a host it is plugged into or a "
+	                  "reader within NFC range can use its keys without the PIN. Use another "
+	                  "token for them (new keys if they were made on this one), and revoke "
+	                  "them if this one was ever out of your hands.",
+	        .url = "https://developers.yubico.com/ykneo-openpgp/"
+	               "SecurityAdvisory%202015-04-14.html",
+	},
+	/* Nitrokey 3 firmware 1.8.0 (and test releases with PIV before it, whose "-test.<date>"
+	 * versions no row can name) accepted invalid keys as the PIV admin key: generating keys and
+	 * overwriting certificates without it, never reading keys or using them without the PIN.
+	 * Fixed in 1.8.1. keyctld reads no Nitrokey firmware yet: the finding says it cannot tell.
+	 * No OpenPGP key is concerned (slots 0): the PIV application as a whole is. */
+	{
+	        .id = "CVE-2025-25201",
+	        .vendor = "Nitrokey",
+	        .title = "Nitrokey 3 PIV admin key not validated",
+	        .kind = TOKEN_KIND_NITROKEY,
+	        .models = { "Nitrokey 3", NULL },
+	        .from = "1.8.0",
+	        .before = "1.8.1",
+	        .apps = ADVISORY_APP_PIV,
+	        .version_check = "nitropy nk3 status",
+	        .remedy = "Update its firmware to 1.8.1 or later (nitropy nk3 update). Without the "
+	                  "PIV admin key anyone could make new PIV keys and replace certificates, "
+	                  "not read keys or use them without the PIN: check that its PIV "
+	                  "certificates are still yours.",
+	        .url = "https://github.com/Nitrokey/nitrokey-3-firmware/security/advisories/"
+	               "GHSA-jfhm-ppq8-7hgx",
 	},
 };
 
@@ -210,15 +263,20 @@ static bool model_named(const struct advisory_row *row, const char *model)
 
 enum advisory_match advisory_match(const struct advisory *a, const struct token *t)
 {
+	const char *version = t->firmware;
+	size_t size = sizeof(t->firmware);
 	struct advisory_version v;
 
 	if (t->kind != a->row->kind || isempty(t->model) || !model_named(a->row, t->model))
 		return ADVISORY_MATCH_NO;
-	/* Without its firmware a token named only by its kind ("YubiKey": a card read through
+	if (a->row->applet_version) {
+		version = t->openpgp.firmware;
+		size = sizeof(t->openpgp.firmware);
+	}
+	/* Without its version a token named only by its kind ("YubiKey": a card read through
 	 * scdaemon) is no product in particular: saying "cannot tell" of every advisory of its
 	 * maker would be noise. */
-	if (advisory_version_parse((const uint8_t *)t->firmware,
-	                           strnlen(t->firmware, sizeof(t->firmware)), &v) < 0)
+	if (advisory_version_parse((const uint8_t *)version, strnlen(version, size), &v) < 0)
 		return streq(t->model, token_kind_display(t->kind)) ? ADVISORY_MATCH_NO
 		                                                    : ADVISORY_MATCH_UNKNOWN;
 	if (advisory_version_cmp(&v, &a->from) < 0 || advisory_version_cmp(&v, &a->before) >= 0)

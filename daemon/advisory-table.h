@@ -44,11 +44,19 @@ struct advisory_row {
 	 * card-pcsc.c); NULL after the last. */
 	const char *models[ADVISORY_MODELS_MAX + 1];
 	const char *from, *before; /* the affected firmware: from <= firmware < before */
+	/* The range is the OpenPGP application's own version (Yubico's GET VERSION inside it,
+	 * openpgp_card.firmware), not the device's: on a YubiKey NEO the applet's "1.0.9" is not
+	 * the device's "3.4.x". */
+	bool applet_version;
+	/* How a user reads the version keyctld could not: "ykman info". */
+	const char *version_check;
 	unsigned apps; /* ADVISORY_APP_* */
 	/* The OpenPGP keys it concerns, by the start of card_slot.algorithm ("nistp", "rsa");
 	 * NULL after the last; none at all: every key. */
 	const char *algorithms[ADVISORY_ALGOS_MAX + 1];
-	unsigned slots; /* ADVISORY_SLOT(): the card slots where such a key is affected */
+	/* ADVISORY_SLOT(): the card slots where such a key is affected; none: no OpenPGP key is,
+	 * and a PIV row concerns the PIV application as a whole. */
+	unsigned slots;
 	/* Only keys generated on the card are affected; keyctld cannot tell a generated key from
 	 * an imported one, so the finding says so. */
 	bool generated_only;
@@ -92,8 +100,9 @@ enum advisory_match {
 };
 
 /* Whether a concerns token t: t's kind and model are among the row's products and its firmware
- * is in the range. A firmware that is "" or does not parse gives UNKNOWN, never a guess; NO when
- * the model is only the kind's name ("YubiKey"), which names no product without a firmware. */
+ * (its OpenPGP application's version for an applet_version row) is in the range. A version that
+ * is "" or does not parse gives UNKNOWN, never a guess; NO when the model is only the kind's
+ * name ("YubiKey"), which names no product without a version. */
 enum advisory_match advisory_match(const struct advisory *a, const struct token *t);
 /* The card slots (ADVISORY_SLOT()) whose keys a concerns on card c: filled slots, in the row's
  * slots, whose algorithm starts with one of the row's. */

@@ -322,38 +322,53 @@ static void advisory_keys(const struct openpgp_card *c, unsigned slots, char *bu
 	}
 }
 
+/* "firmware 5.4.3", or "OpenPGP application 1.0.9" for a row about the applet's version. */
+static const char *advisory_version_name(const struct advisory_row *row, const struct token *t,
+                                         char *buf, size_t size)
+{
+	if (row->applet_version)
+		snprintf(buf, size, "OpenPGP application %s", t->openpgp.firmware);
+	else
+		snprintf(buf, size, "firmware %s", t->firmware);
+	return buf;
+}
+
 /* The token is in the advisory's range: a warning naming the card's keys it concerns, or, with
- * none, a notice when the token's FIDO application is affected whatever it holds. A token
- * without such keys and without FIDO (or not known to have it) gets nothing. */
+ * none, a notice when the token's FIDO application is affected whatever it holds, or its PIV
+ * application for a row about no OpenPGP key (slots 0: Nitrokey 3's PIV admin key). A token
+ * without such keys, FIDO or PIV (or not known to have them) gets nothing. */
 static void advisory_affected(struct ctx *x, const struct rule *r, const struct token *t,
                               const struct advisory *a)
 {
 	const struct advisory_row *row = a->row;
 	unsigned slots = card_read(t) ? advisory_slots(a, &t->openpgp) : 0;
 	bool fido = (row->apps & ADVISORY_APP_FIDO) && (t->usb_interfaces & USB_IFACE_FIDO);
-	char label[96], keys[256];
+	bool piv = !row->slots && (row->apps & ADVISORY_APP_PIV) && t->piv.state != PIV_READ_NONE;
+	char label[96], keys[256], version[48];
 	struct finding *f;
 
-	if (!slots && !fido)
+	if (!slots && !fido && !piv)
 		return;
 	f = advisory_add(x, r, t, a, slots ? LEVEL_WARNING : LEVEL_NOTICE);
 	if (!f)
 		return;
 	audit_token_label(t, label, sizeof(label));
+	advisory_version_name(row, t, version, sizeof(version));
 	if (slots) {
 		advisory_keys(&t->openpgp, slots, keys, sizeof(keys));
-		audit_textf(f->message, sizeof(f->message),
-		            "%s (firmware %s) is affected by %s, %s: %s%s%s", label, t->firmware,
-		            row->id, row->title, keys,
+		audit_textf(f->message, sizeof(f->message), "%s (%s) is affected by %s, %s: %s%s%s",
+		            label, version, row->id, row->title, keys,
 		            row->generated_only ? ", if generated on the card (a key imported into "
 		                                  "it is not affected; keyctl cannot tell which)"
 		                                : "",
 		            fido ? "; its FIDO credentials too" : "");
 	} else
 		audit_textf(f->message, sizeof(f->message),
-		            "%s (firmware %s) is affected by %s, %s: its FIDO credentials are, "
-		            "whatever they are used for; %s",
-		            label, t->firmware, row->id, row->title,
+		            "%s (%s) is affected by %s, %s: %s%s; %s", label, version, row->id,
+		            row->title,
+		            fido ? "its FIDO credentials are, whatever they are used for"
+		                 : "its PIV application is, whatever it holds",
+		            fido && piv ? ", its PIV application too" : "",
 		            card_read(t) ? "the OpenPGP keys on it are not"
 		                         : "its OpenPGP keys were not read");
 	audit_textf(f->hint, sizeof(f->hint), "%s See %s", row->remedy, row->url);
@@ -371,10 +386,12 @@ static void advisory_unknown(struct ctx *x, const struct rule *r, const struct t
 	if (!f)
 		return;
 	audit_textf(f->message, sizeof(f->message),
-	            "Firmware of %s unknown: cannot tell whether %s, %s, applies",
+	            "%s of %s unknown: cannot tell whether %s, %s, applies",
+	            a->row->applet_version ? "OpenPGP application version" : "Firmware",
 	            audit_token_label(t, label, sizeof(label)), a->row->id, a->row->title);
-	audit_textf(f->hint, sizeof(f->hint), "Check its firmware version (ykman info); see %s",
-	            a->row->url);
+	audit_textf(f->hint, sizeof(f->hint), "Check its %s (%s); see %s",
+	            a->row->applet_version ? "OpenPGP application version" : "firmware version",
+	            a->row->version_check ? a->row->version_check : "ykman info", a->row->url);
 }
 
 /* An advisory may take several rows (one per product line and range): an earlier row of the

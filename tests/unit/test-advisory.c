@@ -94,6 +94,7 @@ TEST(builtin_table)
 
 		ASSERT_TRUE(!isempty(r->id) && !isempty(r->vendor) && !isempty(r->title));
 		ASSERT_TRUE(!isempty(r->remedy) && r->models[0] && r->apps != 0);
+		ASSERT_TRUE(!isempty(r->version_check));
 		ASSERT_TRUE(strncmp(r->url, "https://", 8) == 0);
 	}
 	ASSERT_STREQ(table[0].row->id, "YSA-2024-03");
@@ -114,14 +115,17 @@ static void set_token(struct token *t, enum token_kind kind, const char *model,
 	t->openpgp.pin_retries[0] = t->openpgp.pin_retries[2] = 3;
 }
 
-/* The built-in advisory id that matches a token of model and firmware, or "" (several: ","). */
-static const char *matches(const char *model, const char *firmware, char *buf, size_t size)
+/* The built-in advisory ids that match a token of model, firmware and OpenPGP application
+ * version (GET VERSION inside it), or "" (several: ","; "?" after one it cannot tell). */
+static const char *matches_applet(const char *model, const char *firmware, const char *applet,
+                                  char *buf, size_t size)
 {
 	const struct advisory *table;
 	size_t n = advisory_builtin(&table);
 	struct token t;
 
 	set_token(&t, TOKEN_KIND_YUBIKEY, model, firmware);
+	strcpy(t.openpgp.firmware, applet);
 	buf[0] = 0;
 	for (size_t i = 0; i < n; i++) {
 		enum advisory_match m = advisory_match(&table[i], &t);
@@ -132,6 +136,11 @@ static const char *matches(const char *model, const char *firmware, char *buf, s
 		         table[i].row->id, m == ADVISORY_MATCH_UNKNOWN ? "?" : "");
 	}
 	return buf;
+}
+
+static const char *matches(const char *model, const char *firmware, char *buf, size_t size)
+{
+	return matches_applet(model, firmware, "", buf, size);
 }
 
 TEST(builtin_ranges)
@@ -163,13 +172,13 @@ TEST(builtin_ranges)
 	ASSERT_STREQ(matches("YubiKey Bio", "5.7.1", b, sizeof(b)), "YSA-2024-03");
 	ASSERT_STREQ(matches("YubiKey Bio", "5.7.2", b, sizeof(b)), "");
 	/* Another product, or another maker's: nothing. */
-	ASSERT_STREQ(matches("YubiKey NEO", "5.4.3", b, sizeof(b)), "");
+	ASSERT_STREQ(matches("YubiKey Plus", "5.4.3", b, sizeof(b)), "");
 	ASSERT_STREQ(matches("", "5.4.3", b, sizeof(b)), "");
 	/* Firmware unknown or unreadable: no guess, for the products a row names. */
 	ASSERT_STREQ(matches("YubiKey 5", "", b, sizeof(b)), "YSA-2024-03?");
 	ASSERT_STREQ(matches("YubiKey 5", "5.x", b, sizeof(b)), "YSA-2024-03?");
 	ASSERT_STREQ(matches("YubiKey 4", "", b, sizeof(b)), "YSA-2017-01?,YSA-2019-02?");
-	ASSERT_STREQ(matches("YubiKey NEO", "", b, sizeof(b)), "");
+	ASSERT_STREQ(matches("YubiKey Plus", "", b, sizeof(b)), "");
 	/* "YubiKey" alone (read through scdaemon) names a product only with its firmware. */
 	ASSERT_STREQ(matches("YubiKey", "", b, sizeof(b)), "");
 	{
@@ -180,6 +189,67 @@ TEST(builtin_ranges)
 		set_token(&t, TOKEN_KIND_NITROKEY, "YubiKey 5", "5.4.3");
 		ASSERT_EQ(advisory_match(&table[0], &t), ADVISORY_MATCH_NO);
 	}
+}
+
+/* YSA-2015-1 is about the NEO's OpenPGP applet: its version, not the device's firmware. */
+TEST(neo_applet_ranges)
+{
+	char b[128];
+
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "3.4.9", "1.0.9", b, sizeof(b)), "YSA-2015-1");
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "3.4.9", "1.0.5", b, sizeof(b)), "YSA-2015-1");
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "", "0.9.0", b, sizeof(b)), "YSA-2015-1");
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "3.4.9", "1.0.10", b, sizeof(b)), "");
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "3.4.9", "1.0.11", b, sizeof(b)), "");
+	/* The device's firmware says nothing of the applet: "cannot tell", never a guess. */
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "3.4.9", "", b, sizeof(b)), "YSA-2015-1?");
+	ASSERT_STREQ(matches_applet("YubiKey NEO", "1.0.9", "1.0.x", b, sizeof(b)), "YSA-2015-1?");
+	/* A NEO read through PC/SC alone is plain "YubiKey", its GET VERSION the applet's. */
+	ASSERT_STREQ(matches_applet("YubiKey", "1.0.9", "1.0.9", b, sizeof(b)), "YSA-2015-1");
+	ASSERT_STREQ(matches_applet("YubiKey", "", "", b, sizeof(b)), "");
+	/* A YubiKey 4 or 5 answers its firmware there: never in the applet's range. */
+	ASSERT_STREQ(matches_applet("YubiKey", "5.4.3", "5.4.3", b, sizeof(b)), "YSA-2024-03");
+	ASSERT_STREQ(matches_applet("YubiKey 5", "5.7.1", "5.7.1", b, sizeof(b)), "");
+	ASSERT_STREQ(matches_applet("YubiKey 4", "4.3.5", "4.3.5", b, sizeof(b)), "");
+}
+
+/* The one built-in row of id, and how it judges a token of kind, model and firmware. */
+static enum advisory_match match_row(const char *id, enum token_kind kind, const char *model,
+                                     const char *firmware)
+{
+	const struct advisory *table;
+	size_t n = advisory_builtin(&table);
+	struct token t;
+
+	set_token(&t, kind, model, firmware);
+	for (size_t i = 0; i < n; i++)
+		if (streq(table[i].row->id, id))
+			return advisory_match(&table[i], &t);
+	ASSERT_TRUE(false);
+	return ADVISORY_MATCH_NO;
+}
+
+/* Nitrokey 3's PIV admin key: stable 1.8.0 only; keyctld learns no Nitrokey firmware, so the
+ * realistic case is the unknown one. */
+TEST(nitrokey3_ranges)
+{
+	const char *id = "CVE-2025-25201";
+
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey 3", "1.8.0"), ADVISORY_MATCH_YES);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey 3", "1.8.1"), ADVISORY_MATCH_NO);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey 3", "1.8.3"), ADVISORY_MATCH_NO);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey 3", "1.7.2"), ADVISORY_MATCH_NO);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey 3", ""), ADVISORY_MATCH_UNKNOWN);
+	/* A test release's version is no x.y.z: unknown, not a guess. */
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey 3", "1.5.0-test.2023"),
+	          ADVISORY_MATCH_UNKNOWN);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey Pro", ""), ADVISORY_MATCH_NO);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "Nitrokey", ""), ADVISORY_MATCH_NO);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_NITROKEY, "", ""), ADVISORY_MATCH_NO);
+	ASSERT_EQ(match_row(id, TOKEN_KIND_YUBIKEY, "Nitrokey 3", "1.8.0"), ADVISORY_MATCH_NO);
+	/* No Yubico row speaks of another maker's token. */
+	ASSERT_EQ(match_row("YSA-2015-1", TOKEN_KIND_NITROKEY, "Nitrokey 3", "1.0.9"),
+	          ADVISORY_MATCH_NO);
 }
 
 TEST(slots)
@@ -416,7 +486,84 @@ TEST(finding_firmware_unknown)
 	set_keys(&t, "", "", 0, "nistp256", "");
 	ASSERT_EQ(run(&t, NULL, 0, &f), 0);
 	free(f);
-	set_token(&t, TOKEN_KIND_YUBIKEY, "YubiKey NEO", "");
+	set_token(&t, TOKEN_KIND_YUBIKEY, "YubiKey Plus", "");
+	ASSERT_EQ(run(&t, NULL, 0, &f), 0);
+	free(f);
+}
+
+TEST(finding_neo_applet)
+{
+	struct finding *f;
+	struct token t;
+
+	/* Every key is concerned, whatever its algorithm: the PIN is what is bypassed. */
+	set_keys(&t, "YubiKey NEO", "3.4.9", USB_IFACE_OTP | USB_IFACE_CCID, "rsa2048", "rsa2048");
+	strcpy(t.openpgp.firmware, "1.0.9");
+	f = expect_one(&t, LEVEL_WARNING,
+	               "YubiKey #12345678 (OpenPGP application 1.0.9) is affected by YSA-2015-1, "
+	               "YubiKey NEO OpenPGP applet PIN bypass: the signature slot's rsa2048 key "
+	               "0x123FE942CEC8B16E, the encryption slot's rsa2048 key 0x416BF1B32F5D4F5B");
+	ASSERT_TRUE(strstr(f[0].hint, "without the PIN") != NULL);
+	ASSERT_TRUE(strstr(f[0].hint, "See https://developers.yubico.com/ykneo-openpgp/"
+	                              "SecurityAdvisory%202015-04-14.html") != NULL);
+	ASSERT_STREQ(f[0].key, "YSA-2015-1");
+	free(f);
+
+	/* The fixed applet: nothing. */
+	strcpy(t.openpgp.firmware, "1.0.10");
+	ASSERT_EQ(run(&t, NULL, 0, &f), 0);
+	free(f);
+
+	/* The applet's version unread (the NEO seen on USB only): said so, with how to read it. */
+	t.openpgp.firmware[0] = 0;
+	f = expect_one(&t, LEVEL_OK,
+	               "OpenPGP application version of YubiKey #12345678 unknown: cannot tell "
+	               "whether YSA-2015-1, YubiKey NEO OpenPGP applet PIN bypass, applies");
+	ASSERT_TRUE(strstr(f[0].hint, "scd apdu 00 f1 00 00") != NULL);
+	free(f);
+}
+
+static void set_nitrokey3(struct token *t, const char *firmware)
+{
+	set_token(t, TOKEN_KIND_NITROKEY, "Nitrokey 3", firmware);
+	strcpy(t->id, "nitrokey-12345678");
+	t->usb_interfaces = USB_IFACE_FIDO | USB_IFACE_CCID;
+	set_slot(t, SLOT_SIGN, FPR_SIG, "ed25519");
+}
+
+TEST(finding_nitrokey3)
+{
+	struct finding *f;
+	struct token t;
+
+	/* As keyctld sees one today: no firmware. */
+	set_nitrokey3(&t, "");
+	f = expect_one(&t, LEVEL_OK,
+	               "Firmware of Nitrokey #12345678 unknown: cannot tell whether "
+	               "CVE-2025-25201, Nitrokey 3 PIV admin key not validated, applies");
+	ASSERT_STREQ(f[0].hint, "Check its firmware version (nitropy nk3 status); see "
+	                        "https://github.com/Nitrokey/nitrokey-3-firmware/security/"
+	                        "advisories/GHSA-jfhm-ppq8-7hgx");
+	ASSERT_STREQ(f[0].key, "CVE-2025-25201");
+	free(f);
+
+	/* Affected, with a PIV application: a notice about it, none of the OpenPGP keys. */
+	set_nitrokey3(&t, "1.8.0");
+	t.piv.state = PIV_READ_OK;
+	f = expect_one(
+	        &t, LEVEL_NOTICE,
+	        "Nitrokey #12345678 (firmware 1.8.0) is affected by CVE-2025-25201, Nitrokey "
+	        "3 PIV admin key not validated: its PIV application is, whatever it holds; "
+	        "the OpenPGP keys on it are not");
+	ASSERT_TRUE(strstr(f[0].hint, "1.8.1 or later (nitropy nk3 update)") != NULL);
+	free(f);
+
+	/* No PIV application seen, or the fixed firmware: nothing. */
+	t.piv.state = PIV_READ_NONE;
+	ASSERT_EQ(run(&t, NULL, 0, &f), 0);
+	free(f);
+	t.piv.state = PIV_READ_OK;
+	strcpy(t.firmware, "1.8.1");
 	ASSERT_EQ(run(&t, NULL, 0, &f), 0);
 	free(f);
 }
@@ -443,12 +590,16 @@ int main(void)
 	RUN(version_cmp);
 	RUN(builtin_table);
 	RUN(builtin_ranges);
+	RUN(neo_applet_ranges);
+	RUN(nitrokey3_ranges);
 	RUN(slots);
 	RUN(bad_row_skipped);
 	RUN(finding_ecdsa);
 	RUN(finding_fido_only);
 	RUN(finding_roca);
 	RUN(finding_firmware_unknown);
+	RUN(finding_neo_applet);
+	RUN(finding_nitrokey3);
 	RUN(finding_injected_table);
 	return 0;
 }
