@@ -44,6 +44,11 @@ def reexec():
         return
     if not os.path.exists(WRAPPER):
         raise procs.BedUnavailable("umockdev-wrapper not installed")
+    # umockdev's preload is not safe across fork() in a threaded program (keyctld forking gpg):
+    # tests/integration/umockdev-fork.c, built by meson, holds its lock across fork().
+    shim = os.environ.get("KEYCTL_UMOCKDEV_FORK", "")
+    if shim and os.path.exists(shim):
+        os.environ["LD_PRELOAD"] = ":".join(x for x in (shim, os.environ.get("LD_PRELOAD")) if x)
     os.execv(WRAPPER, [WRAPPER, procs.PYTHON] + sys.argv)
 
 
