@@ -235,8 +235,14 @@ static void report_card(struct pcsc_watch *w, struct reader_slot *s, DWORD ev, b
                         int64_t gen)
 {
 	_cleanup_(freep) struct token *t = calloc(1, sizeof(*t));
+	int r;
 
-	if (!t || read_card(w, s, ev, inserted, t) < 0)
+	if (!t)
+		return;
+	r = read_card(w, s, ev, inserted, t);
+	/* A card gone before its first answer (-EAGAIN) was cut by the sleep too when it slept:
+	 * said alike, whichever APDU the card went away at. */
+	if (r < 0 && awake_gen(w) == gen)
 		return;
 	if (awake_gen(w) != gen) {
 		/* The system slept during the read: what it says (the card gone, the reader reset)
