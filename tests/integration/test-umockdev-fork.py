@@ -4,7 +4,7 @@
 umockdev's wrapped path calls, a thread forking children that open() before they exit, as
 keyctld's gpgme children do) under umockdev-wrapper gets a child stuck without the preload (the
 hazard the tests under umockdev met: keyctld's keyring listing never came back), and none in
-2,000 forks with it. Exits 77 without umockdev-wrapper."""
+500 forks with it. Exits 77 without umockdev-wrapper."""
 import os
 import shutil
 import subprocess
