@@ -62,3 +62,20 @@
 		fprintf(stderr, "  %s\n", #name); \
 		test_##name();                    \
 	} while (0)
+
+/* A file of the source tree (KEYCTL_SRCDIR, set by meson) opened for reading; fails the test
+ * when it cannot be. */
+static inline FILE *test_open_src(const char *rel)
+{
+	const char *srcdir = getenv("KEYCTL_SRCDIR");
+	char path[4096];
+	FILE *f;
+
+	if (!srcdir)
+		TEST_FAIL("KEYCTL_SRCDIR is not set");
+	snprintf(path, sizeof(path), "%s/%s", srcdir, rel);
+	f = fopen(path, "re");
+	if (!f)
+		TEST_FAIL("cannot open %s", path);
+	return f;
+}

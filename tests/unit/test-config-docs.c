@@ -17,18 +17,10 @@
 
 static char *read_doc(const char *rel)
 {
-	const char *srcdir = getenv("KEYCTL_SRCDIR");
-	char path[4096];
+	FILE *f = test_open_src(rel);
 	char *buf;
 	size_t n;
-	FILE *f;
 
-	if (!srcdir)
-		TEST_FAIL("KEYCTL_SRCDIR is not set");
-	snprintf(path, sizeof(path), "%s/%s", srcdir, rel);
-	f = fopen(path, "re");
-	if (!f)
-		TEST_FAIL("cannot open %s", path);
 	buf = malloc(DOC_MAX + 1);
 	ASSERT_TRUE(buf);
 	n = fread(buf, 1, DOC_MAX, f);

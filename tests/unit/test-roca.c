@@ -26,21 +26,6 @@
 /* Their key01.pgp, a safe RSA 2048 key. */
 #define K01 "8BF5D80D32113A68CA8BD9921934602D3A0A27FE"
 
-static FILE *open_src(const char *rel)
-{
-	const char *srcdir = getenv("KEYCTL_SRCDIR");
-	char path[4096];
-	FILE *f;
-
-	if (!srcdir)
-		TEST_FAIL("KEYCTL_SRCDIR is not set");
-	snprintf(path, sizeof(path), "%s/%s", srcdir, rel);
-	f = fopen(path, "re");
-	if (!f)
-		TEST_FAIL("cannot open %s", path);
-	return f;
-}
-
 static size_t unhex(const char *h, uint8_t *out, size_t max)
 {
 	size_t n = strlen(h) / 2;
@@ -57,7 +42,7 @@ static size_t unhex(const char *h, uint8_t *out, size_t max)
 
 TEST(authors_vectors)
 {
-	FILE *f = open_src("tests/data/roca/vectors.txt");
+	FILE *f = test_open_src("tests/data/roca/vectors.txt");
 	static uint8_t n[ROCA_MODULUS_MAX];
 	char *line = NULL, name[64], hex[2 * ROCA_MODULUS_MAX + 1];
 	size_t size = 0, count = 0, weak = 0, fakes = 0;
@@ -162,7 +147,7 @@ static void scan_corpus(const char *name, struct heard *h, size_t chunk)
 	FILE *f;
 
 	snprintf(rel, sizeof(rel), "tests/fuzz/corpus/key-data/%s", name);
-	f = open_src(rel);
+	f = test_open_src(rel);
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
 	memset(h, 0, sizeof(*h));
