@@ -28,15 +28,8 @@ import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs, udev  # noqa: E402
 from testlib import task_switches  # noqa: E402
 
-try:
-    udev.reexec()
-    BED = udev.Udev()
-except kb.BedUnavailable as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
+BED = udev.keyctld_testbed()
 UDEV_ENV = BED.env
-# Only keyctld gets the testbed: pcscd, the card emulators and gpg stay on the real /sys.
-os.environ.pop("LD_PRELOAD", None)
 
 KEYCTLD = os.environ["KEYCTLD"]
 SRCDIR = os.environ.get("KEYCTL_SRCDIR", ".")

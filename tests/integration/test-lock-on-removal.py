@@ -31,15 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keyctlbed as kb  # noqa: E402
 from keyctlbed import procs, udev  # noqa: E402
 
-try:
-    udev.reexec()
-    BED = udev.Udev()
-except kb.BedUnavailable as e:
-    print(f'SKIP: {e}')
-    sys.exit(77)
+BED = udev.keyctld_testbed()
 UDEV_ENV = BED.env
-# Only keyctld gets the testbed: pcscd, the card emulator, gpg and the buses stay on the real /sys.
-os.environ.pop('LD_PRELOAD', None)
 
 from keyctld_proc import Keyctld  # noqa: E402
 from keyctlbed.session_bus import SessionBus  # noqa: E402

@@ -174,3 +174,18 @@ class Udev:
     def change(self, dev, path=None):
         self.wait_for_room()
         self.tb.uevent(path or dev.syspath, "change")
+
+
+def keyctld_testbed():
+    """For a test that runs keyctld on a udev testbed: this script re-run under
+    umockdev-wrapper, the Udev testbed made, or SKIP and exit 77 where it cannot be. Only
+    keyctld gets the testbed (its env: Udev.env): pcscd, the card emulator, gpg and the buses
+    the test starts stay on the real /sys, so the preload leaves this process's environment."""
+    try:
+        reexec()
+        bed = Udev()
+    except procs.BedUnavailable as e:
+        print(f"SKIP: {e}")
+        sys.exit(77)
+    os.environ.pop("LD_PRELOAD", None)
+    return bed
