@@ -4,10 +4,12 @@
  *
  * One operation at a time: a stub open of a touch-protected slot starts a probe 50 ms later (the
  * agent needs that long to reach scdaemon); a probe that returns at once (the operation had not
- * taken the card's lock yet, or it was a listing, not an operation) is tried again, three times
- * within 2 s at most. A probe still waiting after 300 ms while no pinentry runs for the agent
- * raises touch_pending; its return (the card answered: touched, refused or timed out) clears
- * it. A pinentry means a PIN prompt, which holds the lock as a touch does: nothing is raised
+ * taken the card's lock yet, or it was a listing, not an operation) is tried again every 100 ms
+ * until 2 s after the last open: on a busy machine the agent may reach the card's lock a second
+ * after it read the stub, past what three tries covered (a cached-policy signature missed on a
+ * loaded Debian 13 CI run, stop 40). A probe still waiting after 300 ms while no pinentry runs for
+ * the agent raises touch_pending; its return (the card answered: touched, refused or timed out)
+ * clears it. A pinentry means a PIN prompt, which holds the lock as a touch does: nothing is raised
  * while it runs, and the 300 ms start again when it exits (its pidfd).
  *
  * Measured on the bed with GnuPG 2.2.40 (Debian 12): during a signature waiting for a touch,
@@ -44,7 +46,7 @@
 #define PENDING_AFTER_USEC (300 * MSEC)
 #define RETRY_DELAY_USEC (100 * MSEC)
 #define RETRY_WINDOW_USEC (2000 * MSEC)
-#define PROBE_TRIES_MAX 3
+#define PROBE_TRIES_MAX 20
 /* A cached touch lasts 15 s after the last one (doc/touch.md, section 3). */
 #define CACHED_USEC (15000 * MSEC)
 /* scdaemon that never answers: the wait is called over, the probe's thread left to end. */
@@ -54,6 +56,7 @@
 struct probe {
 	struct worker_job base; /* first: worker_job frees the whole struct */
 	char home[PATH_MAX];
+	char sockdir[PATH_MAX]; /* in: the last probe's, or empty; out (base.lock): this one's */
 	struct loop_wake *wake; /* a reference of its own: the job may outlive the watch */
 	pid_t agent; /* under base.lock: gpg-agent's pid, 0 while unknown */
 };
@@ -74,6 +77,7 @@ struct touch_openpgp {
 	sd_event_source *inotify, *timer, *pinentry_src;
 	struct loop_wake *wake;
 	struct probe *job;
+	char sockdir[PATH_MAX]; /* gpgconf's socketdir, asked once: probes come every 100 ms */
 	enum phase phase;
 	char token[TOKEN_ID_MAX];
 	char slot[TOUCH_SLOT_MAX];
@@ -134,17 +138,22 @@ static int probe_run(struct worker_job *base)
 {
 	struct probe *p = (struct probe *)base;
 	char dir[PATH_MAX], sock[PATH_MAX + 16];
-	pid_t agent;
-	int r;
+	pid_t agent = 0;
+	int r = 0;
 
-	r = gpgconf_run(isempty(p->home) ? NULL : p->home, "--list-dirs", "socketdir", dir,
-	                sizeof(dir));
+	strcpy_trunc(dir, sizeof(dir), p->sockdir);
+	if (isempty(dir))
+		r = gpgconf_run(isempty(p->home) ? NULL : p->home, "--list-dirs", "socketdir", dir,
+		                sizeof(dir));
 	if (r == 0 && !isempty(dir)) {
 		(void)snprintf(sock, sizeof(sock), "%s/S.gpg-agent", dir);
 		/* --no-autostart's way: only an agent that runs is asked. */
 		agent = unix_socket_answers(sock) ? agent_pid(sock) : 0;
 		pthread_mutex_lock(&base->lock);
 		p->agent = agent;
+		/* Kept while an agent answers there; else asked again next time (the directory
+		 * moves when /run/user/UID comes or goes). */
+		strcpy_trunc(p->sockdir, sizeof(p->sockdir), agent > 0 ? dir : "");
 		pthread_mutex_unlock(&base->lock);
 		(void)snprintf(sock, sizeof(sock), "%s/S.scdaemon", dir);
 		/* No scdaemon, nothing holds a card through it: never start one. The command waits
@@ -195,7 +204,12 @@ static bool policy_asks(struct touch_openpgp *t, enum touch_policy p, const char
 	if (p != TOUCH_CACHED && p != TOUCH_CACHED_FIXED)
 		return false;
 	r = recent_find(t, token, slot);
-	return !r || now_mono(t) - r->done_usec > CACHED_USEC;
+	if (r && now_mono(t) - r->done_usec <= CACHED_USEC) {
+		log_debug("Touch: %s %s touched %llu ms ago, within its cache", token, slot,
+		          (unsigned long long)((now_mono(t) - r->done_usec) / MSEC));
+		return false;
+	}
+	return true;
 }
 
 /* The present token and slot holding the card key whose keygrip is grip; 0, or -ENOENT. */
@@ -281,6 +295,7 @@ static int start_probe(struct touch_openpgp *t)
 	if (!p)
 		return -ENOMEM;
 	strcpy_trunc(p->home, sizeof(p->home), t->home);
+	strcpy_trunc(p->sockdir, sizeof(p->sockdir), t->sockdir);
 	wake = p->wake = loop_wake_ref(t->wake);
 	r = worker_job_start(&p->base, probe_run);
 	if (r < 0) {
@@ -390,6 +405,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 				return arm(t, PENDING_AFTER_USEC);
 			return 0;
 		}
+		log_debug("Touch: %s %s waits (probe %u blocked 300 ms)", t->token, t->slot,
+		          t->tries);
 		raise_pending(t, true, TOUCH_END_TOUCHED);
 		return arm(t, PROBE_GIVE_UP_USEC);
 	}
@@ -407,10 +424,13 @@ static int on_probe_done(void *userdata)
 	/* The thread posts just before it returns: its end is a moment away. */
 	pthread_mutex_lock(&t->job->base.lock);
 	(void)worker_job_wait_locked(&t->job->base, worker_job_now_usec() + 100 * MSEC);
+	strcpy_trunc(t->sockdir, sizeof(t->sockdir), t->job->sockdir);
 	pthread_mutex_unlock(&t->job->base.lock);
 	/* Back at once, or no scdaemon yet (the agent starts it on demand, after it read the
 	 * stub): the operation may not hold the card yet. */
 	quick = !t->pending && now - t->probe_usec < PENDING_AFTER_USEC;
+	log_debug("Touch: probe %u for %s %s back after %llu ms", t->tries, t->token, t->slot,
+	          (unsigned long long)((now - t->probe_usec) / MSEC));
 	if (quick && t->tries < PROBE_TRIES_MAX && now - t->first_usec < RETRY_WINDOW_USEC) {
 		job_drop(t);
 		t->phase = WAIT_START;
@@ -480,6 +500,7 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 		}
 		return 0;
 	}
+	log_debug("Touch: the stub of %s %s opened", tok->id, slot_names[slot]);
 	strcpy_trunc(t->token, sizeof(t->token), tok->id);
 	strcpy_trunc(t->slot, sizeof(t->slot), slot_names[slot]);
 	t->tries = 0;

@@ -149,6 +149,11 @@ class Touch:
         check(p.returncode == 0 and v.returncode == 0, f"{what}: the signature verifies",
               err.decode(errors="replace")[-400:])
 
+    def touch_log(self, n=30):
+        """keyctld's last detector lines, for a failure's reader."""
+        with open(self.d.log_path, errors="replace") as f:
+            return [ln.rstrip() for ln in f if "Touch:" in ln][-n:]
+
     def holds(self, timeout=20):
         return wait_until(lambda: self.card.security()["touch_pending"], timeout, step=0.02)
 
@@ -327,7 +332,8 @@ class Touch:
         p = self.sign()
         check(self.holds(), "UIF cached: the first signature waits for a touch")
         up = wait_until(lambda: [x for x in self.rec.since(t0) if x[1]], 5, step=0.02)
-        check(up, "UIF cached: the first wait is raised")
+        check(up, "UIF cached: the first wait is raised",
+              [self.rec.changes[-4:], self.touch_log()])
         self.card.touch()
         self.finish(p, "UIF cached, first")
         wait_until(lambda: [x for x in self.rec.since(t0) if x[1] is None], 5, step=0.02)
