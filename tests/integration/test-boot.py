@@ -7,7 +7,9 @@ user, active on seat0) and getting a user manager. Then, as that user, with noth
 hand: keyctld.socket listens; keyctl-status answers through socket activation; the card (the
 bed's virtual card behind pcscd.socket's vpcd reader) and the keyring are read; the user's
 journal has KEYCTL_RULE and KEYCTL_TOKEN; a reload with a bad file keeps the old configuration
-and says so; a restart keeps what was announced; logout stops it all.
+and says so; a restart keeps what was announced; with `[session] lock-on-removal = any-known`,
+the token's USB device removed (umockdev's: no udevd here) makes keyctld ask the real logind to
+lock alice's session, which a screen locker's LockedHint confirms; logout stops it all.
 
 Debian 13's pcscd asks polkitd about keyctld, which runs in user@UID.service, in no session:
 the test measures what it decides with (a) an active local session, (b) the session made
@@ -23,6 +25,7 @@ import glob
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -42,20 +45,23 @@ from testlib import check, failures, wait_until  # noqa: E402
 USER, UID = "alice", 1000
 OTHER = "bob"
 RUNTIME = f"/run/user/{UID}"
+# umockdev's preload made safe across fork() (tests/integration/umockdev-fork.c), for keyctld.
+SHIM = os.environ.get("KEYCTL_UMOCKDEV_FORK", "")
 VPCD_PORT = 0x8C7B  # /etc/reader.conf.d/vpcd of vsmartcard-vpcd
 
 
 class Booted:
     """tools/boot-root in the background; run() is nsenter into it."""
 
-    def __init__(self, debs):
+    def __init__(self, debs, binds=()):
         self.state = tempfile.mkdtemp(prefix="keyctl-boot-test-")
         self.pidfile = os.path.join(self.state, "pid")
         self.console = open(os.path.join(self.state, "console"), "wb")
         lower = os.environ.get("KEYCTL_BOOT_LOWER", "/")
         self.proc = subprocess.Popen(
             [os.path.join(SRC, "tools", "boot-root"), "--pidfile", self.pidfile,
-             "--bind", debs + ":/mnt/keyctl-debs", lower],
+             "--bind", debs + ":/mnt/keyctl-debs"] +
+            [x for b in binds for x in ("--bind", b)] + [lower],
             stdout=self.console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
         self.pid = None
@@ -78,12 +84,23 @@ class Booted:
             self.pid = None
         return self.pid
 
-    def run(self, *cmd, user=None, timeout=60, input=None, env=()):
+    def enter(self, user=None, env=()):
         pre = ["nsenter", "-t", str(self.pid), "-m", "-u", "-i", "-n", "-p", "-C", "-r", "-w"]
         if user:
             pre += ["setpriv", "--reuid", user, "--regid", user, "--init-groups",
                     "env", "HOME=/home/" + user, "XDG_RUNTIME_DIR=" + RUNTIME,
                     "DBUS_SESSION_BUS_ADDRESS=unix:path=" + RUNTIME + "/bus"] + list(env)
+        return pre
+
+    def spawn(self, label, *cmd, user=None, env=()):
+        """A process inside that talks over pipes, one line at a time; it ends when its stdin
+        is closed (and stop_all() ends what is left of it by pid)."""
+        return procs.spawn(label, self.enter(user, env) + list(cmd), stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           bufsize=1)
+
+    def run(self, *cmd, user=None, timeout=60, input=None, env=()):
+        pre = self.enter(user, env)
         try:
             return subprocess.run(pre + list(cmd), capture_output=True, text=True,
                                   timeout=timeout, input=input)
@@ -328,6 +345,114 @@ def restart_keeps(b, s):
           "systemctl --user restart: a new keyctld, the finding still acknowledged", again)
 
 
+# A screen locker, as far as logind sees one: it follows its session's Lock and Unlock signals
+# and sets LockedHint, as GNOME's and KDE's lockers do. Ends when its stdin closes.
+LOCKER = r"""
+import sys, dbus
+from dbus.mainloop.glib import DBusGMainLoop
+from gi.repository import GLib
+DBusGMainLoop(set_as_default=True)
+bus = dbus.SystemBus()
+path = bus.get_object("org.freedesktop.login1", "/org/freedesktop/login1").GetSession(
+    sys.argv[1], dbus_interface="org.freedesktop.login1.Manager")
+session = dbus.Interface(bus.get_object("org.freedesktop.login1", path),
+                         "org.freedesktop.login1.Session")
+def hint(locked):
+    session.SetLockedHint(locked)
+    print("locked" if locked else "unlocked", flush=True)
+for sig, locked in (("Lock", True), ("Unlock", False)):
+    bus.add_signal_receiver(lambda locked=locked: hint(locked), sig,
+                            "org.freedesktop.login1.Session", "org.freedesktop.login1", path)
+loop = GLib.MainLoop()
+GLib.io_add_watch(sys.stdin, GLib.IO_IN | GLib.IO_HUP, lambda *a: loop.quit())
+print("ready", flush=True)
+loop.run()
+"""
+# What keyctld.service needs to see the fake token's USB device (the test's drop-in, not the
+# product's: the service's PrivateTmp and read-only /run/user would hide the testbed).
+UDEV_DROPIN = f"/home/{USER}/.config/systemd/user/keyctld.service.d/udev-testbed.conf"
+
+
+def bus_label(text):
+    """A logind session id as it appears in its object path (sd-bus's bus_label_escape)."""
+    return "".join(c if c.isascii() and (c.isalpha() or (i and c.isdigit())) else "_%02x" % ord(c)
+                   for i, c in enumerate(text))
+
+
+def line_of(p, timeout=20):
+    """The next line p writes, or "" after timeout seconds or at its end."""
+    ready = select.select([p.stdout], [], [], timeout)[0]
+    return p.stdout.readline().strip() if ready else ""
+
+
+def lock_on_removal(b, s):
+    """Item 3 against the real logind: keyctld of the user manager (in no session) finds alice's
+    session on seat0, asks logind to lock it when the token's USB device goes, and a screen
+    locker's LockedHint confirms it. The token's USB device is umockdev's (no udevd here)."""
+    tok = next((t for t in s.get("tokens", []) if t.get("openpgp")), None)
+    serial = (tok or {}).get("id", "").rpartition("-")[2]
+    sid = (sessions(b, USER) or [""])[0]
+    srv = b.spawn("udev-serve", "umockdev-wrapper", "python3", "-m", "keyctlbed.udev_serve",
+                  user=USER, env=("TMPDIR=" + RUNTIME, "PYTHONPATH=/mnt/keyctl-bed"))
+    first = line_of(srv)
+    env = dict(x.split("=", 1) for x in first.split()[1:]) if first.startswith("env ") else {}
+    if not check(serial.isdigit() and sid and env.get("UMOCKDEV_DIR"),
+                 "a umockdev testbed in alice's runtime directory for the token's USB device",
+                 (first, serial, sid)):
+        return
+    preload = ":".join(["/mnt/keyctl-shim/" + os.path.basename(SHIM), env["LD_PRELOAD"]])
+    b.run("sh", "-c", f"mkdir -p {os.path.dirname(UDEV_DROPIN)} && cat >{UDEV_DROPIN} && "
+          "mkdir -p ~/.config/keyctl && printf '[session]\\nlock-on-removal = any-known\\n' "
+          ">~/.config/keyctl/keyctl.conf", user=USER,
+          input=f"[Service]\nEnvironment=UMOCKDEV_DIR={env['UMOCKDEV_DIR']} "
+          f"LD_PRELOAD={preload}\nReadWritePaths={env['UMOCKDEV_DIR']}\n")
+    user_ctl(b, "daemon-reload")
+    user_ctl(b, "restart", "keyctld.service")
+    locker = b.spawn("screen-locker", "python3", "-c", LOCKER, sid, user=USER)
+    check(line_of(locker) == "ready", "a screen locker follows alice's session")
+    srv.stdin.write(f"add yubikey5nfc {serial}\n")
+    added = line_of(srv)
+    seen = wait_until(lambda: (lambda s: s if s and any(
+        t["id"] == tok["id"] and t.get("present") and t.get("usb_vendor") and any(
+            sk.get("token_id") == tok["id"] for k in s.get("keys", [])
+            for sk in k.get("subkeys", [])) for t in s.get("tokens", [])) else None)(
+        status(b)), 30, 0.5)
+    check(added.startswith("added") and seen, f"keyctld under the user manager sees "
+          f"{tok['id']} on USB and PC/SC, holding alice's key", (added, status(b)))
+    t0 = time.monotonic()
+    srv.stdin.write("remove\n")
+    check(line_of(srv) == "removed", "the token's USB device removed")
+    got = line_of(locker, 10)
+    t_locked = time.monotonic() - t0
+    hint = b.out("loginctl", "show-session", sid, "-p", "LockedHint", "--value")
+    def lock_lines():
+        j = [e for e in journal(b) if e.get("KEYCTL_LOCK")]
+        return j if any(e.get("KEYCTL_LOCK") == "logind" for e in j) else None
+    j = wait_until(lock_lines, 10, 0.5) or [e for e in journal(b) if e.get("KEYCTL_LOCK")]
+    check(got == "locked" and hint == "yes"
+          and [e.get("KEYCTL_LOCK") for e in j] == ["asked", "logind"]
+          and all(e.get("KEYCTL_TOKEN") == tok["id"] for e in j)
+          and f"session/{bus_label(sid)})" in str(j[-1].get("MESSAGE")),
+          f"removed: logind locks alice's session {sid} {t_locked:.1f} s later, LockedHint set; "
+          "keyctld's journal: KEYCTL_LOCK=asked, then =logind, once each",
+          (got, hint, [e.get("MESSAGE") for e in j], b.out(
+              "journalctl", "--user", "-u", "keyctld", "-n", "20", "--no-pager", user=USER)))
+    b.run("loginctl", "unlock-session", sid)
+    check(line_of(locker, 10) == "unlocked", "unlocked again (loginctl unlock-session)")
+    for p in (locker, srv):
+        p.stdin.close()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        procs.stop(p)
+    # The next case restarts keyctld without the testbed. The restart above is the test's, not
+    # the user's: its count toward the unit's start limit (5 in 10 s) goes with it.
+    b.run("rm", "-f", UDEV_DROPIN, f"/home/{USER}/.config/keyctl/keyctl.conf", user=USER)
+    user_ctl(b, "daemon-reload")
+    user_ctl(b, "reset-failed", "keyctld.service")
+
+
 def restart_and_look(b, timeout=25):
     """keyctld started anew by the user manager (the way the user meets a change of session:
     at the next login or boot), then what it gets from pcscd: 'card', 'refused' (with the
@@ -378,6 +503,13 @@ def notify_once(b, after_restart):
               "--no-pager", user=USER))
 
 
+def keyctld_said(b):
+    """For a failure's reader: keyctl-status's own words and keyctld's last journal lines."""
+    r = b.run("keyctl-status", user=USER, timeout=30)
+    return "keyctl-status (%s): %s%s\n%s" % (r.returncode, r.stdout[-800:], r.stderr[-400:], b.out(
+        "journalctl", "--user", "-u", "keyctld", "-n", "25", "--no-pager", user=USER))
+
+
 def show(answer):
     """A case's outcome as the doc gives it: what keyctld got, and its finding's words."""
     what, f = answer
@@ -409,7 +541,7 @@ def polkit_active_inactive(b, card, answers):
           % (answers["b-running"][0], show(answers["b"])))
     check(answers["b"][0] == "refused" and says(answers["b"], "not the active one"),
           "(b) inactive session: pcscd refuses a new keyctld, pcsc-refused says why",
-          show(answers["b"]))
+          "%s\n%s" % (show(answers["b"]), keyctld_said(b)))
     # bob leaves; on a seat without VTs logind puts no session in front by itself, so alice's
     # is activated as a switch back to her VT would. The refused keyctld then gets in at its
     # next attempt (its backoff: 1 s doubling to 5 min) without a restart.
@@ -421,7 +553,7 @@ def polkit_active_inactive(b, card, answers):
     b.run("loginctl", "activate", sessions(b, USER)[0])
     s = wait_until(lambda: (lambda s: s if card_read(s) else None)(status(b)), 40, 0.5)
     check(s is not None, "alice's session in front again: the refused keyctld reads the card "
-          "by itself (%.1f s)" % (time.monotonic() - t0), status(b))
+          "by itself (%.1f s)" % (time.monotonic() - t0), "%s\n%s" % (status(b), keyctld_said(b)))
 
 
 def sessions(b, user):
@@ -492,6 +624,10 @@ def scenario(b, debs):
         reload_bad(b)
         restart_keeps(b, s)
         notify_once(b, True)
+        if os.path.exists(SHIM):
+            lock_on_removal(b, s)
+        else:
+            print("note: lock on removal not tried: no KEYCTL_UMOCKDEV_FORK (run from meson)")
     answers = {}
     since = b.out("date", "+%Y-%m-%d %H:%M:%S")
     polkit_active_inactive(b, card, answers)
@@ -520,7 +656,8 @@ def main():
         print("SKIP: no keyctl packages (test-deb.py runs this with --debs DIR)")
         sys.exit(77)
     t0 = time.monotonic()
-    b = Booted(os.path.abspath(a.debs))
+    b = Booted(os.path.abspath(a.debs), [os.path.join(SRC, "tests", "bed") + ":/mnt/keyctl-bed"]
+               + ([os.path.dirname(SHIM) + ":/mnt/keyctl-shim"] if os.path.exists(SHIM) else []))
     skipped = None
     try:
         skipped = scenario(b, debs)
