@@ -94,8 +94,10 @@ int piv_parse_date(const uint8_t *p, size_t n, int64_t *ret)
 	y = v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3];
 	m = v[4] * 10 + v[5];
 	d = v[6] * 10 + v[7];
-	/* Year 0000 is no year of the Gregorian calendar (ISO 8601 needs agreement to use it). */
-	if (y == 0 || m < 1 || m > 12 || d < 1 ||
+	/* Year 0000 is no year of the Gregorian calendar (ISO 8601 needs agreement to use it), and
+	 * a day before 1970 is no PIV card's (FIPS 201 is from 2005): its epoch would be negative,
+	 * which callers read as no date at all (fuzz-card-piv found "00300101"). */
+	if (y < 1970 || m < 1 || m > 12 || d < 1 ||
 	    d > mdays[m - 1] + (m == 2 && is_leap(y) ? 1u : 0u))
 		return -ERANGE;
 	*ret = days_from_civil(y, m, d) * 86400;

@@ -64,7 +64,7 @@ int piv_parse_wrapper(const uint8_t *p, size_t n, const uint8_t **ret_val, size_
 int piv_parse_cert_object(const uint8_t *p, size_t n, struct piv_cert_object *ret);
 /* The CHUID (the 53 wrapper included): *ret_expiry the epoch of its expiration date (tag 35,
  * "YYYYMMDD", the day's start in UTC), 0 when it has none. -EBADMSG when malformed, -ERANGE for
- * a date that does not exist ("00000101", "20230230"). */
+ * a date that does not exist ("00000101", "20230230") or is before 1970 ("00300101"). */
 int piv_parse_chuid(const uint8_t *p, size_t n, int64_t *ret_expiry);
 /* "YYYYMMDD" (n == 8 digits) to the epoch of that day's start in UTC; -EBADMSG / -ERANGE. */
 int piv_parse_date(const uint8_t *p, size_t n, int64_t *ret);

@@ -55,6 +55,8 @@ TEST(chuid_dates)
 	ASSERT_EQ(chuid("19700101", &t), 0);
 	ASSERT_EQ(t, 0);
 	ASSERT_EQ(chuid("00000101", &t), -ERANGE);
+	ASSERT_EQ(chuid("00300101", &t), -ERANGE); /* fuzz-card-piv: a negative epoch */
+	ASSERT_EQ(chuid("19691231", &t), -ERANGE);
 	ASSERT_EQ(chuid("20230229", &t), -ERANGE);
 	ASSERT_EQ(chuid("20231301", &t), -ERANGE);
 	ASSERT_EQ(chuid("2023O101", &t), -EBADMSG);
