@@ -244,7 +244,8 @@ def case_first_check(dm, ks, user, k):
           'a key trusted fully, named nowhere, revoked upstream: critical, relied on', f)
     f = findings(out, 'key-revoked-upstream', k['grace'])
     check(len(f) == 1 and f[0]['level'] == 'critical' and '(relied on)' in f[0]['message'],
-          'a key the user certified, named nowhere, revoked upstream: critical, relied on', f)
+          'a key the user certified, named nowhere, revoked upstream: critical, relied on',
+          (f, json.loads(out)['daemon'].get('upstream_error'), '%.1f s' % took))
     f = findings(out, 'key-revoked-upstream', k['carol'])
     check(len(f) == 1 and k['carol_enc'][-16:] in f[0]['message'],
           'a subkey revoked upstream names the subkey', f)
@@ -374,7 +375,10 @@ def run(ks, other, user):
     k = make_keys(ks, other, user)
     with open(os.path.join(user.home, 'dirmngr.conf'), 'w') as f:
         f.write('keyserver hkp://127.0.0.1:%d\n' % ks.port)
-    bound = 12
+    # The first check reads a 469 KiB key of 5,000 certifications, under ASan, beside five other
+    # tests: it took 13.0 s once on the Debian 13 leg and a 12 s bound cut it before Grace's key
+    # (stop 41's run O). The bound is what the slow case waits for, not what is measured.
+    bound = 20
     # A year's interval: no scheduled query falls into these cases (case_schedule has its own).
     # wkd = no: the Web Key Directory side is test-upstream-wkd's, in a namespace with its server.
     conf = ('[upstream]\ninterval = 366d\nwkd = no\n'
