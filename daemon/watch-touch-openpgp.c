@@ -4,13 +4,17 @@
  *
  * One operation at a time: a stub open of a touch-protected slot starts a probe 50 ms later (the
  * agent needs that long to reach scdaemon); a probe that returns at once (the operation had not
- * taken the card's lock yet, or it was a listing, not an operation) is tried again every 100 ms
- * until 2 s after the last open: on a busy machine the agent may reach the card's lock a second
- * after it read the stub, past what three tries covered (a cached-policy signature missed on a
- * loaded Debian 13 CI run, stop 40). A probe still waiting after 300 ms while no pinentry runs for
- * the agent raises touch_pending; its return (the card answered: touched, refused or timed out)
- * clears it. A pinentry means a PIN prompt, which holds the lock as a touch does: nothing is raised
- * while it runs, and the 300 ms start again when it exits (its pidfd).
+ * taken the card's lock yet, or it was a listing, not an operation) is tried again 100, 200, then
+ * every 400 ms until 2 s after the last open: on a busy machine the agent may reach the card's
+ * lock a second after it read the stub, past what three tries covered (a cached-policy signature
+ * missed on a loaded Debian 13 CI run, stop 40). Spaced, and the agent's pid asked once an
+ * operation, so that an operation costs about as many assuan connections as the three tries did:
+ * a try every 100 ms (40 connections in 2 s) met an agent restarting after a suspend, and keyctld
+ * died in gpgme's assuan read (stop 41, run Q; cause not found). A probe still waiting after 300 ms
+ * while no pinentry runs for the agent raises touch_pending; its return (the card answered:
+ * touched, refused or timed out) clears it. A pinentry means a PIN prompt, which holds the lock as
+ * a touch does: nothing is raised while it runs, and the 300 ms start again when it exits (its
+ * pidfd).
  *
  * Measured on the bed with GnuPG 2.2.40 (Debian 12): during a signature waiting for a touch,
  * both `GETINFO card_list` and `GETINFO status` on S.scdaemon waited until the touch and the
@@ -45,8 +49,9 @@
 #define PROBE_DELAY_USEC (50 * MSEC)
 #define PENDING_AFTER_USEC (300 * MSEC)
 #define RETRY_DELAY_USEC (100 * MSEC)
+#define RETRY_DELAY_MAX_USEC (400 * MSEC)
 #define RETRY_WINDOW_USEC (2000 * MSEC)
-#define PROBE_TRIES_MAX 20
+#define PROBE_TRIES_MAX 8
 /* A cached touch lasts 15 s after the last one (doc/touch.md, section 3). */
 #define CACHED_USEC (15000 * MSEC)
 /* scdaemon that never answers: the wait is called over, the probe's thread left to end. */
@@ -58,7 +63,7 @@ struct probe {
 	char home[PATH_MAX];
 	char sockdir[PATH_MAX]; /* in: the last probe's, or empty; out (base.lock): this one's */
 	struct loop_wake *wake; /* a reference of its own: the job may outlive the watch */
-	pid_t agent; /* under base.lock: gpg-agent's pid, 0 while unknown */
+	pid_t agent; /* in: this operation's, 0 to ask; out (base.lock): gpg-agent's pid, or 0 */
 };
 
 struct recent {
@@ -77,7 +82,8 @@ struct touch_openpgp {
 	sd_event_source *inotify, *timer, *pinentry_src;
 	struct loop_wake *wake;
 	struct probe *job;
-	char sockdir[PATH_MAX]; /* gpgconf's socketdir, asked once: probes come every 100 ms */
+	char sockdir[PATH_MAX]; /* gpgconf's socketdir, asked once, not once a try */
+	pid_t agent; /* this operation's gpg-agent pid as its last probe found it, 0 if none */
 	enum phase phase;
 	char token[TOKEN_ID_MAX];
 	char slot[TOUCH_SLOT_MAX];
@@ -147,8 +153,9 @@ static int probe_run(struct worker_job *base)
 		                sizeof(dir));
 	if (r == 0 && !isempty(dir)) {
 		(void)snprintf(sock, sizeof(sock), "%s/S.gpg-agent", dir);
-		/* --no-autostart's way: only an agent that runs is asked. */
-		agent = unix_socket_answers(sock) ? agent_pid(sock) : 0;
+		/* --no-autostart's way: only an agent that runs is asked, once an operation: the
+		 * agent that opened the stub serves the operation's every try. */
+		agent = p->agent > 0 ? p->agent : unix_socket_answers(sock) ? agent_pid(sock) : 0;
 		pthread_mutex_lock(&base->lock);
 		p->agent = agent;
 		/* Kept while an agent answers there; else asked again next time (the directory
@@ -296,6 +303,9 @@ static int start_probe(struct touch_openpgp *t)
 		return -ENOMEM;
 	strcpy_trunc(p->home, sizeof(p->home), t->home);
 	strcpy_trunc(p->sockdir, sizeof(p->sockdir), t->sockdir);
+	/* A new operation asks anew: the last one's agent may have been replaced, and a zombie's
+	 * pid still answers kill 0, so liveness is no test. */
+	p->agent = t->tries > 0 ? t->agent : 0;
 	wake = p->wake = loop_wake_ref(t->wake);
 	r = worker_job_start(&p->base, probe_run);
 	if (r < 0) {
@@ -425,6 +435,7 @@ static int on_probe_done(void *userdata)
 	pthread_mutex_lock(&t->job->base.lock);
 	(void)worker_job_wait_locked(&t->job->base, worker_job_now_usec() + 100 * MSEC);
 	strcpy_trunc(t->sockdir, sizeof(t->sockdir), t->job->sockdir);
+	t->agent = t->job->agent;
 	pthread_mutex_unlock(&t->job->base.lock);
 	/* Back at once, or no scdaemon yet (the agent starts it on demand, after it read the
 	 * stub): the operation may not hold the card yet. */
@@ -434,7 +445,7 @@ static int on_probe_done(void *userdata)
 	if (quick && t->tries < PROBE_TRIES_MAX && now - t->first_usec < RETRY_WINDOW_USEC) {
 		job_drop(t);
 		t->phase = WAIT_START;
-		return arm(t, RETRY_DELAY_USEC);
+		return arm(t, MIN(RETRY_DELAY_USEC << MIN(t->tries - 1, 2u), RETRY_DELAY_MAX_USEC));
 	}
 	end_operation(t, TOUCH_END_TOUCHED);
 	return 0;
