@@ -5,16 +5,14 @@
  * One operation at a time: a stub open of a touch-protected slot starts a probe 50 ms later (the
  * agent needs that long to reach scdaemon); a probe that returns at once (the operation had not
  * taken the card's lock yet, or it was a listing, not an operation) is tried again 100, 200, then
- * every 400 ms until 2 s after the last open: on a busy machine the agent may reach the card's
- * lock a second after it read the stub, past what three tries covered (a cached-policy signature
- * missed on a loaded Debian 13 CI run, stop 40). Spaced, and the agent's pid asked once an
- * operation, so that an operation costs about as many assuan connections as the three tries did:
- * a try every 100 ms (40 connections in 2 s) met an agent restarting after a suspend, and keyctld
- * died in gpgme's assuan read (stop 41, run Q; cause not found). A probe still waiting after 300 ms
- * while no pinentry runs for the agent raises touch_pending; its return (the card answered:
- * touched, refused or timed out) clears it. A pinentry means a PIN prompt, which holds the lock as
- * a touch does: nothing is raised while it runs, and the 300 ms start again when it exits (its
- * pidfd).
+ * every 400 ms until 2 s after the last open: on a busy machine the agent reaches the card's lock
+ * up to a second after it read the stub. Spaced, with the agent's pid asked once an operation, so
+ * that an operation opens few assuan connections: tries every 100 ms met an agent restarting after
+ * a suspend and keyctld died in gpgme's assuan read (doc/touch.md, section 9; cause not found).
+ * A probe still waiting after 300 ms while no pinentry runs for the agent raises touch_pending;
+ * its return (the card answered: touched, refused or timed out) clears it. A pinentry means a PIN
+ * prompt, which holds the lock as a touch does: nothing is raised while it runs, and the 300 ms
+ * start again when it exits (its pidfd).
  *
  * Measured on the bed with GnuPG 2.2.40 (Debian 12): during a signature waiting for a touch,
  * both `GETINFO card_list` and `GETINFO status` on S.scdaemon waited until the touch and the
