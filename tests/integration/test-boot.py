@@ -435,8 +435,7 @@ def lock_on_removal(b, s):
           and f"session/{bus_label(sid)})" in str(j[-1].get("MESSAGE")),
           f"removed: logind locks alice's session {sid} {t_locked:.1f} s later, LockedHint set; "
           "keyctld's journal: KEYCTL_LOCK=asked, then =logind, once each",
-          (got, hint, [e.get("MESSAGE") for e in j], b.out(
-              "journalctl", "--user", "-u", "keyctld", "-n", "20", "--no-pager", user=USER)))
+          (got, hint, [e.get("MESSAGE") for e in j], keyctld_said(b)))
     b.run("loginctl", "unlock-session", sid)
     check(line_of(locker, 10) == "unlocked", "unlocked again (loginctl unlock-session)")
     for p in (locker, srv):
